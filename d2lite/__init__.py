@@ -1,0 +1,11 @@
+"""d2lite: the small PyTorch library of the book 어텐션과 트랜스포머 · Attention and Transformers.
+
+``import d2lite as d2l`` gives the familiar *Dive into Deep Learning* names in one flat
+namespace. Hand-written helpers come first; the modules generated from chapters (see
+``d2lite.export``) follow in chapter order, so later chapters can build on earlier ones.
+"""
+
+from .utils import *  # noqa: F403
+from .plot import *  # noqa: F403
+
+__version__ = "0.1.0"

@@ -1,0 +1,256 @@
+"""Plotting helpers: Hangul-capable fonts, line plots, heatmaps and figures in two languages.
+
+Importing this module registers a Korean font with Matplotlib (the NanumGothic files that the
+``koreanize-matplotlib`` package ships), so Hangul labels render without missing glyphs.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import torch
+from matplotlib import font_manager
+from matplotlib import pyplot as plt
+
+__all__ = [
+    "LANGS",
+    "bilingual",
+    "figure_langs",
+    "korean_font",
+    "plot",
+    "set_axes",
+    "set_figsize",
+    "show_heatmaps",
+    "strict_glyphs",
+]
+
+LANGS = ("ko", "en")
+_LANG_ENV = "D2LITE_FIG_LANG"
+_GLYPH_MESSAGE = r"Glyph .* missing from"
+
+
+def _register_korean_font() -> str | None:
+    """Add the bundled Korean fonts to Matplotlib and make the regular one the default."""
+    try:
+        import koreanize_matplotlib  # noqa: F401  (its import also sets the font family)
+    except ImportError:
+        return None
+    root = Path(koreanize_matplotlib.__file__).parent
+    names = []
+    for path in sorted(root.rglob("*.ttf")):
+        font_manager.fontManager.addfont(str(path))
+        names.append(font_manager.FontProperties(fname=str(path)).get_name())
+    if not names:
+        return None
+    family = "NanumGothic" if "NanumGothic" in names else names[0]
+    mpl.rcParams["font.family"] = [family, "DejaVu Sans"]
+    return family
+
+
+_KOREAN_FAMILY = _register_korean_font()
+mpl.rcParams["axes.unicode_minus"] = False
+
+
+def korean_font() -> str | None:
+    """Name of the registered Korean font family, or ``None`` if none could be found."""
+    return _KOREAN_FAMILY
+
+
+def strict_glyphs(enable: bool = True) -> None:
+    """Turn Matplotlib's "Glyph ... missing" warning into an error (tests switch this on)."""
+    action = "error" if enable else "default"
+    warnings.filterwarnings(action, message=_GLYPH_MESSAGE, category=UserWarning)
+
+
+if os.environ.get("D2LITE_STRICT_FONTS") == "1":
+    strict_glyphs(True)
+
+
+def set_figsize(figsize: tuple[float, float] = (3.5, 2.5)) -> None:
+    """Set the default figure size in inches."""
+    if len(figsize) != 2 or min(figsize) <= 0:
+        raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
+    mpl.rcParams["figure.figsize"] = figsize
+
+
+def set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend) -> None:
+    """Label, limit and scale one Matplotlib axes."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_xscale(xscale)
+    axes.set_yscale(yscale)
+    if xlim is not None:
+        axes.set_xlim(xlim)
+    if ylim is not None:
+        axes.set_ylim(ylim)
+    if legend:
+        axes.legend(legend)
+    axes.grid(True, alpha=0.3)
+
+
+def _as_numpy(x) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def plot(
+    X,
+    Y=None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    legend: Sequence[str] | None = None,
+    xlim=None,
+    ylim=None,
+    xscale: str = "linear",
+    yscale: str = "linear",
+    fmts: Sequence[str] = ("-", "m--", "g-.", "r:", "c-", "y--"),
+    figsize: tuple[float, float] = (3.5, 2.5),
+    axes=None,
+):
+    """Plot one or more curves: ``X`` (n,) or a list of them, ``Y`` likewise; returns the axes."""
+
+    def has_one_axis(v) -> bool:
+        return hasattr(v, "ndim") and v.ndim == 1 or (
+            isinstance(v, list) and len(v) > 0 and not hasattr(v[0], "__len__")
+        )
+
+    if has_one_axis(X):
+        X = [X]
+    if Y is None:
+        X, Y = [[]] * len(X), X
+    elif has_one_axis(Y):
+        Y = [Y]
+    if len(X) != len(Y):
+        X = X * len(Y)
+    if len(X) != len(Y):
+        raise ValueError(f"got {len(X)} x-series for {len(Y)} y-series")
+    if legend is not None and len(legend) != len(Y):
+        raise ValueError(f"legend has {len(legend)} entries for {len(Y)} curves")
+    if axes is None:
+        _, axes = plt.subplots(figsize=figsize)
+    for x, y, fmt in zip(X, Y, list(fmts) * (len(Y) // len(fmts) + 1)):
+        y = _as_numpy(y)
+        if len(x):
+            x = _as_numpy(x)
+            if x.shape != y.shape:
+                raise ValueError(f"x has shape {x.shape} but y has shape {y.shape}")
+            axes.plot(x, y, fmt)
+        else:
+            axes.plot(y, fmt)
+    set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
+    return axes
+
+
+def show_heatmaps(
+    matrices,
+    xlabel: str,
+    ylabel: str,
+    titles: Sequence[str] | None = None,
+    figsize: tuple[float, float] = (2.5, 2.5),
+    cmap: str = "Reds",
+):
+    """Draw a grid of heatmaps from ``matrices`` of shape (rows, cols, queries, keys)."""
+    matrices = _as_numpy(matrices)
+    if matrices.ndim != 4:
+        raise ValueError(
+            "matrices must have shape (rows, cols, queries, keys), "
+            f"got {matrices.ndim} dimension(s) {tuple(matrices.shape)}"
+        )
+    num_rows, num_cols = matrices.shape[:2]
+    if titles is not None and len(titles) != num_cols:
+        raise ValueError(f"got {len(titles)} titles for {num_cols} columns")
+    fig, axes = plt.subplots(
+        num_rows,
+        num_cols,
+        figsize=(figsize[0] * num_cols, figsize[1] * num_rows),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    pcm = None
+    for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
+        for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
+            pcm = ax.imshow(matrix, cmap=cmap)
+            if i == num_rows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            if titles:
+                ax.set_title(titles[j])
+    fig.colorbar(pcm, ax=axes, shrink=0.6)
+    return fig
+
+
+def figure_langs() -> tuple[str, ...]:
+    """Languages that :func:`bilingual` draws, from ``D2LITE_FIG_LANG`` (default ``ko,en``)."""
+    raw = os.environ.get(_LANG_ENV, "ko,en")
+    langs = tuple(s.strip() for s in raw.split(",") if s.strip())
+    bad = [s for s in langs if s not in LANGS]
+    if not langs or bad:
+        raise ValueError(f"{_LANG_ENV} must list languages from {LANGS}, got {raw!r}")
+    return langs
+
+
+def _png(fig, dpi: int) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def bilingual(draw: Callable[[Callable[[str, str], str]], object], *, dpi: int = 110):
+    """Draw a figure once per language and show all versions for the site's language switch.
+
+    ``draw`` receives ``t(ko, en)``, which returns the label in the language being drawn. Each
+    version is shown inside ``<div class="lang-ko">`` or ``<div class="lang-en">`` so the
+    website's switch can hide the other one. Use it as a decorator on a drawing function;
+    it returns what ``draw`` returned for the last language.
+    """
+    if not callable(draw):
+        raise ValueError(f"bilingual needs a drawing function, got {type(draw).__name__}")
+    langs = figure_langs()
+    images: list[tuple[str, bytes]] = []
+    result = None
+    for lang in langs:
+        before = set(plt.get_fignums())
+
+        def t(ko: str, en: str, _lang: str = lang) -> str:
+            return ko if _lang == "ko" else en
+
+        result = draw(t)
+        new = [n for n in plt.get_fignums() if n not in before]
+        if not new:
+            raise ValueError("the drawing function made no Matplotlib figure")
+        for num in new:
+            fig = plt.figure(num)
+            images.append((lang, _png(fig, dpi)))
+            plt.close(fig)
+    _display(images)
+    return result
+
+
+def _display(images: list[tuple[str, bytes]]) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # plain Python: nothing to show
+        return
+    if get_ipython() is None:
+        return
+    parts = []
+    for lang, png in images:
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(
+            f'<div class="d2l-figure lang-{lang}" lang="{lang}">'
+            f'<img src="data:image/png;base64,{data}" style="max-width:100%" '
+            f'alt="figure ({lang})"></div>'
+        )
+    fallback = base64.b64encode(images[0][1]).decode("ascii")
+    display({"text/html": "\n".join(parts), "image/png": fallback}, raw=True)

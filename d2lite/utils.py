@@ -1,0 +1,127 @@
+"""Small helpers that every chapter uses: devices, seeds, shape checks, timing."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import torch
+
+__all__ = [
+    "Timer",
+    "check_shape",
+    "cpu",
+    "gpu",
+    "num_gpus",
+    "progress",
+    "set_seed",
+    "try_all_gpus",
+    "try_gpu",
+]
+
+_DEVICE_ENV = "D2LITE_DEVICE"
+
+
+def cpu() -> torch.device:
+    """The CPU device."""
+    return torch.device("cpu")
+
+
+def gpu(i: int = 0) -> torch.device:
+    """The i-th CUDA device (it need not exist)."""
+    return torch.device(f"cuda:{i}")
+
+
+def num_gpus() -> int:
+    """How many CUDA devices PyTorch can see."""
+    return torch.cuda.device_count()
+
+
+def try_gpu(i: int = 0) -> torch.device:
+    """The i-th GPU if there is one, else the CPU.
+
+    The environment variable ``D2LITE_DEVICE`` overrides the choice: ``cpu`` forces the CPU
+    (so runs are deterministic), ``cuda`` demands a GPU and fails loudly when there is none.
+    """
+    wanted = os.environ.get(_DEVICE_ENV, "").strip().lower()
+    if wanted not in ("", "auto", "cpu", "cuda"):
+        raise ValueError(f"{_DEVICE_ENV} must be one of 'cpu', 'cuda' or 'auto', got {wanted!r}")
+    if wanted == "cpu":
+        return cpu()
+    if num_gpus() > i:
+        return gpu(i)
+    if wanted == "cuda":
+        raise RuntimeError(
+            f"{_DEVICE_ENV}=cuda but PyTorch sees {num_gpus()} GPU(s); cannot use cuda:{i}"
+        )
+    return cpu()
+
+
+def try_all_gpus() -> list[torch.device]:
+    """All GPUs, or ``[cpu]`` when there are none (respects ``D2LITE_DEVICE``)."""
+    first = try_gpu(0)
+    if first.type == "cpu":
+        return [first]
+    return [gpu(i) for i in range(num_gpus())]
+
+
+def set_seed(seed: int = 0) -> None:
+    """Seed Python, NumPy and PyTorch so that CPU runs repeat exactly."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def _shape_str(shape: Iterable[object]) -> str:
+    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+
+
+def check_shape(a: torch.Tensor | np.ndarray, shape: Sequence[int | None]) -> None:
+    """Raise ``ValueError`` unless ``a.shape`` equals ``shape`` (``None`` matches any size)."""
+    if not hasattr(a, "shape"):
+        raise ValueError(f"expected a tensor or array, got {type(a).__name__}")
+    try:
+        expected = tuple(shape)
+    except TypeError:
+        raise ValueError(f"shape must be a sequence of ints, got {shape!r}") from None
+    actual = tuple(a.shape)
+    ok = len(actual) == len(expected) and all(
+        e is None or e == s for e, s in zip(expected, actual)
+    )
+    if not ok:
+        raise ValueError(f"expected shape {_shape_str(expected)}, got {_shape_str(actual)}")
+
+
+class Timer:
+    """Record wall-clock intervals: ``start()``, ``stop()``, then ``sum()`` or ``avg()``."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.start()
+
+    def start(self) -> None:
+        self._tik = time.perf_counter()
+
+    def stop(self) -> float:
+        self.times.append(time.perf_counter() - self._tik)
+        return self.times[-1]
+
+    def sum(self) -> float:
+        return float(sum(self.times))
+
+    def avg(self) -> float:
+        return self.sum() / len(self.times) if self.times else 0.0
+
+
+def progress(iterable: Iterable, total: int | None = None, desc: str | None = None, **kwargs):
+    """A tqdm progress bar that adapts to notebooks and stays quiet in CI (``CI`` set)."""
+    from tqdm.auto import tqdm
+
+    disable = kwargs.pop("disable", bool(os.environ.get("CI")))
+    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, **kwargs)
