@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 PACKAGE = Path(__file__).resolve().parent
 MARKER = "#@save"
-HAND_WRITTEN = {"__init__", "utils", "plot", "export", "book", "bench", "data", "text", "train"}
+GENERATED_MARK = "by `python -m d2lite.export`; edit the chapter, not this file."
 
 
 def chapter_sources(book: Path = BOOK) -> list[Path]:
@@ -38,8 +38,11 @@ def export_target(nb) -> str | None:
     target = meta.get("export")
     if target is None:
         return None
-    if not isinstance(target, str) or not target.isidentifier() or target in HAND_WRITTEN:
-        raise ValueError(f"d2lite.export must name a new module, got {target!r}")
+    if not isinstance(target, str) or not target.isidentifier():
+        raise ValueError(f"d2lite.export must name a module, got {target!r}")
+    path = PACKAGE / f"{target}.py"
+    if path.exists() and GENERATED_MARK not in path.read_text(encoding="utf-8"):
+        raise ValueError(f"d2lite/{target}.py is hand-written; export to another module")
     return target
 
 
@@ -78,7 +81,7 @@ def render_module(source: Path, nb) -> str:
     header = [
         f'"""{title}'.rstrip() if title else '"""Code taught in ' + rel + ".",
         "",
-        f"Generated from {rel} by `python -m d2lite.export`; edit the chapter, not this file.",
+        f"Generated from {rel} {GENERATED_MARK}",
         '"""',
         "",
     ]
