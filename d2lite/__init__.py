@@ -5,7 +5,9 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 ``d2lite.export``) follow in chapter order, so later chapters can build on earlier ones.
 """
 
-from .utils import *  # noqa: F403
-from .plot import *  # noqa: F403
+from .utils import *
+from .plot import *
+
+# Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 
 __version__ = "0.1.0"

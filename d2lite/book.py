@@ -213,7 +213,11 @@ def colab_notebook(source: Path) -> str:
     """The committed, output-free ``.ipynb`` text that mirrors one ``.md`` source."""
     nb = jupytext.read(source)
     nb.metadata.pop("jupytext", None)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": "python3",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata["colab"] = {"provenance": []}
     setup = nbformat.v4.new_code_cell(colab_setup_source())

@@ -84,6 +84,8 @@ def render_module(source: Path, nb) -> str:
         f"Generated from {rel} {GENERATED_MARK}",
         '"""',
         "",
+        "# ruff: noqa: I001  (imports stay in the order the chapter introduces them)",
+        "",
     ]
     body = "\n\n\n".join(cells)
     names = public_names(body)
