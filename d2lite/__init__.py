@@ -7,6 +7,11 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 
 from .utils import *
 from .plot import *
+from .text import *
+from .hangul import *
+from .data import *
+from .seq2seq import *
+from .train import *
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 
