@@ -13,6 +13,9 @@ from .data import *
 from .seq2seq import *
 from .train import *
 
+__version__ = "0.1.0"
+
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 
-__version__ = "0.1.0"
+
+from .rnn import *
