@@ -16,6 +16,5 @@ from .train import *
 __version__ = "0.1.0"
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
-
-
 from .rnn import *
+from .attention import *
