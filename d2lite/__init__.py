@@ -9,5 +9,7 @@ from .utils import *
 from .plot import *
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
+from .multihead import *
+from .positional import *
 
 __version__ = "0.1.0"
