@@ -9,6 +9,7 @@ from .utils import *
 from .plot import *
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
+from .pooling import *
 from .attention import *
 
 __version__ = "0.1.0"
