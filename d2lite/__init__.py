@@ -7,14 +7,12 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 
 from .utils import *
 from .plot import *
-from .text import *
-from .hangul import *
-from .data import *
-from .seq2seq import *
-from .train import *
 
 __version__ = "0.1.0"
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 from .rnn import *
+from .pooling import *
 from .attention import *
+from .multihead import *
+from .positional import *
