@@ -21,3 +21,4 @@ from .pooling import *
 from .attention import *
 from .multihead import *
 from .positional import *
+from .transformer import *

@@ -1,0 +1,261 @@
+"""The Transformer encoder and decoder (chapter 8).
+
+Generated from book/08_transformer.md
+by `python -m d2lite.export`; edit the chapter, not this file.
+"""
+
+# ruff: noqa: I001  (imports stay in the order the chapter introduces them)
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+import d2lite as d2l
+
+
+def _check_features(X: Tensor, num_hiddens: int, name: str = "X") -> None:
+    """Raise ValueError unless X is a float tensor of shape (batch, steps, num_hiddens)."""
+    if not isinstance(X, Tensor) or X.dim() != 3 or X.shape[-1] != num_hiddens:
+        got = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
+        raise ValueError(f"{name} must have shape (batch, steps, {num_hiddens}), got {got}")
+    if not X.is_floating_point():
+        raise ValueError(f"{name} must be a float tensor, got dtype {X.dtype}")
+
+
+class PositionWiseFFN(nn.Module):
+    """The same two-layer MLP at every position: (batch, steps, d) -> (batch, steps, outputs)."""
+
+    def __init__(self, ffn_num_hiddens: int, ffn_num_outputs: int,
+                 num_inputs: int | None = None) -> None:  # fmt: skip
+        super().__init__()
+        for name, value in (("ffn_num_hiddens", ffn_num_hiddens),
+                            ("ffn_num_outputs", ffn_num_outputs)):  # fmt: skip
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if num_inputs is None:
+            self.dense1 = nn.LazyLinear(ffn_num_hiddens)
+        else:
+            self.dense1 = nn.Linear(num_inputs, ffn_num_hiddens)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
+
+    def forward(self, X: Tensor) -> Tensor:
+        if X.dim() != 3 or not X.is_floating_point():
+            raise ValueError(
+                f"X must be a float tensor of shape (batch, steps, features), "
+                f"got {X.dtype} {tuple(X.shape)}"
+            )
+        return self.dense2(self.relu(self.dense1(X)))
+
+
+class AddNorm(nn.Module):
+    """Residual connection then layer norm: X, Y (batch, steps, d) -> LayerNorm(X + dropout(Y))."""
+
+    def __init__(self, norm_shape: int | list[int] | tuple[int, ...], dropout: float) -> None:
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.ln = nn.LayerNorm(norm_shape)
+
+    def forward(self, X: Tensor, Y: Tensor) -> Tensor:
+        if X.shape != Y.shape:
+            raise ValueError(
+                f"the residual needs equal shapes: X {tuple(X.shape)}, Y {tuple(Y.shape)}"
+            )
+        return self.ln(self.dropout(Y) + X)
+
+
+def _check_valid_lens(valid_lens: Tensor | None, batch: int, steps: int,
+                      name: str = "valid_lens") -> None:  # fmt: skip
+    """Raise ValueError unless valid_lens is None or integers in [1, steps] of shape (batch,)."""
+    if valid_lens is None:
+        return
+    if not isinstance(valid_lens, Tensor) or tuple(valid_lens.shape) != (batch,):
+        got = tuple(valid_lens.shape) if isinstance(valid_lens, Tensor) else type(valid_lens)
+        raise ValueError(f"{name} must have shape ({batch},), got {got}")
+    if valid_lens.dtype not in (torch.int32, torch.int64):
+        raise ValueError(f"{name} must hold integers, got dtype {valid_lens.dtype}")
+    if batch and (valid_lens.min() < 1 or valid_lens.max() > steps):
+        raise ValueError(
+            f"{name} must lie in [1, {steps}] for sequences of {steps} steps, "
+            f"got {valid_lens.tolist()}"
+        )
+
+
+def _check_tokens(X: Tensor, name: str = "X") -> None:
+    """Raise ValueError unless X is a (batch, steps) tensor of integer token ids."""
+    if not isinstance(X, Tensor) or X.dim() != 2:
+        got = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
+        raise ValueError(f"{name} must have shape (batch, steps) of token ids, got {got}")
+    if X.dtype not in (torch.int32, torch.int64):
+        raise ValueError(f"{name} must hold integer token ids, got dtype {X.dtype}")
+
+
+def _heads_first(weights: Tensor, num_heads: int) -> Tensor:
+    """(batch * heads, queries, keys) -> (batch, heads, queries, keys)."""
+    return weights.reshape(-1, num_heads, *weights.shape[1:])
+
+
+class TransformerEncoderBlock(nn.Module):
+    """Self-attention and a positionwise FFN, each followed by AddNorm.
+
+    forward(X, valid_lens): X (batch, steps, num_hiddens), valid_lens (batch,) or None
+    -> (batch, steps, num_hiddens).
+    """
+
+    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float,
+                 use_bias: bool = False) -> None:  # fmt: skip
+        super().__init__()
+        self.num_hiddens, self.num_heads = num_hiddens, num_heads
+        self.attention = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias,
+                                                num_hiddens, num_hiddens, num_hiddens)
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens, num_inputs=num_hiddens)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X: Tensor, valid_lens: Tensor | None) -> Tensor:
+        _check_features(X, self.num_hiddens)
+        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
+        Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
+        return self.addnorm2(Y, self.ffn(Y))
+
+    @property
+    def attention_weights(self) -> Tensor:
+        """The last self-attention weights, (batch, num_heads, queries, keys)."""
+        return _heads_first(self.attention.attention.attention_weights, self.num_heads)
+
+
+class TransformerEncoder(d2l.Encoder):
+    """Embedding * sqrt(d) + positional encoding, then num_blks encoder blocks.
+
+    forward(X, valid_lens): token ids (batch, steps), valid_lens (batch,) or None
+    -> (batch, steps, num_hiddens).
+    """
+
+    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
+                 num_blks: int, dropout: float, use_bias: bool = False) -> None:  # fmt: skip
+        super().__init__()
+        self.num_hiddens = num_hiddens
+        self.embedding = nn.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
+        self.blks = nn.Sequential()
+        for i in range(num_blks):
+            self.blks.add_module(f"block{i}", TransformerEncoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
+
+    def forward(self, X: Tensor, valid_lens: Tensor | None = None, *args) -> Tensor:
+        _check_tokens(X)
+        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
+        # The embedding is scaled before the positional encoding (in [-1, 1]) is added.
+        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
+        for blk in self.blks:
+            X = blk(X, valid_lens)
+        return X
+
+    @property
+    def attention_weights(self) -> Tensor:
+        """Self-attention weights of the last call, (batch, num_blks, num_heads, steps, steps)."""
+        return torch.stack([blk.attention_weights for blk in self.blks], dim=1)
+
+
+class TransformerDecoderBlock(nn.Module):
+    """Causal self-attention, cross-attention and a positionwise FFN, each followed by AddNorm.
+
+    forward(X, state): X (batch, steps, num_hiddens); state = [enc_outputs (batch, src_steps,
+    num_hiddens), enc_valid_lens (batch,) or None, cache]; cache[i] holds this block's earlier
+    inputs (batch, past, num_hiddens) or None. Returns (batch, steps, num_hiddens) and state.
+    """
+
+    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float,
+                 i: int) -> None:  # fmt: skip
+        super().__init__()
+        self.i, self.num_hiddens, self.num_heads = i, num_hiddens, num_heads
+        self.attention1 = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, False,
+                                                 num_hiddens, num_hiddens, num_hiddens)
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.attention2 = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, False,
+                                                 num_hiddens, num_hiddens, num_hiddens)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens, num_inputs=num_hiddens)
+        self.addnorm3 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
+        _check_features(X, self.num_hiddens)
+        enc_outputs, enc_valid_lens, cache = state
+        _check_features(enc_outputs, self.num_hiddens, "enc_outputs")
+        batch, steps = X.shape[:2]
+        if enc_outputs.shape[0] != batch:
+            raise ValueError(f"enc_outputs has batch {enc_outputs.shape[0]}, X has {batch}")
+        _check_valid_lens(enc_valid_lens, batch, enc_outputs.shape[1], "enc_valid_lens")
+        past = cache[self.i]
+        key_values = X if past is None else torch.cat((past, X), dim=1)
+        cache[self.i] = key_values
+        # Query t of this call sits at position p + t and may see keys 0 .. p + t.
+        p = key_values.shape[1] - steps
+        dec_valid_lens = (p + torch.arange(1, steps + 1, device=X.device)).repeat(batch, 1)
+        X2 = self.attention1(X, key_values, key_values, dec_valid_lens)
+        Y = self.addnorm1(X, X2)
+        # Cross-attention: queries from the decoder, keys and values from the encoder.
+        Y2 = self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens)
+        Z = self.addnorm2(Y, Y2)
+        return self.addnorm3(Z, self.ffn(Z)), state
+
+    @property
+    def attention_weights(self) -> tuple[Tensor, Tensor]:
+        """Last (self-attention, cross-attention) weights, each (batch, heads, queries, keys)."""
+        return (_heads_first(self.attention1.attention.attention_weights, self.num_heads),
+                _heads_first(self.attention2.attention.attention_weights, self.num_heads))
+
+
+class TransformerDecoder(d2l.AttentionDecoder):
+    """Embedding * sqrt(d) + positional encoding, num_blks decoder blocks, a linear output layer.
+
+    init_state(enc_outputs, enc_valid_lens) -> state; forward(X, state): token ids (batch, steps)
+    -> logits (batch, steps, vocab_size) and the updated state (its cache grows by steps).
+    """
+
+    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
+                 num_blks: int, dropout: float) -> None:  # fmt: skip
+        super().__init__()
+        self.num_hiddens, self.num_blks = num_hiddens, num_blks
+        self.embedding = nn.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
+        self.blks = nn.Sequential()
+        for i in range(num_blks):
+            self.blks.add_module(f"block{i}", TransformerDecoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs: Tensor, enc_valid_lens: Tensor | None, *args) -> list:
+        return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
+
+    def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
+        _check_tokens(X)
+        past = state[2][0]
+        p = 0 if past is None else past.shape[1]  # tokens decoded before this call
+        P = self.pos_encoding.P
+        if p + X.shape[1] > P.shape[1]:
+            raise ValueError(f"positions up to {p + X.shape[1]} exceed max_len {P.shape[1]}")
+        X = self.embedding(X) * math.sqrt(self.num_hiddens)
+        X = self.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
+        for blk in self.blks:
+            X, state = blk(X, state)
+        return self.dense(X), state
+
+    @property
+    def attention_weights(self) -> tuple[Tensor, Tensor]:
+        """Last (self-attention, cross-attention) weights of every block and head, each of shape
+        (batch, num_blks, num_heads, queries, keys)."""
+        pairs = [blk.attention_weights for blk in self.blks]
+        return (torch.stack([s for s, _ in pairs], dim=1),
+                torch.stack([c for _, c in pairs], dim=1))
+
+
+__all__ = [
+    "AddNorm",
+    "PositionWiseFFN",
+    "TransformerDecoder",
+    "TransformerDecoderBlock",
+    "TransformerEncoder",
+    "TransformerEncoderBlock",
+]
