@@ -18,3 +18,4 @@ __version__ = "0.1.0"
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 from .rnn import *
 from .attention import *
+from .bahdanau import *

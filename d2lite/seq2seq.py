@@ -227,12 +227,18 @@ def _encode_sources(sentences, src_vocab, num_steps, device, tokenize):
 
 
 def _step_weights(decoder) -> torch.Tensor | None:
-    """The last step's attention weights of ``decoder``, (batch, keys), or None."""
+    """The last step's attention weights of ``decoder``, (batch, keys), or None.
+
+    ``attention_weights`` may be a list with one (batch, 1, keys) tensor per step, as in
+    d2l, or one (batch, steps, keys) tensor.
+    """
     if not isinstance(decoder, AttentionDecoder):
         return None
     w = decoder.attention_weights
-    if isinstance(w, (list, tuple)):
+    if isinstance(w, (list, tuple)):  # d2l style: one (batch, 1, keys) tensor per step
         w = w[-1]
+    if w.dim() == 3:  # (batch, steps, keys): keep the last step
+        w = w[:, -1, :]
     return w.reshape(w.shape[0], -1)
 
 
