@@ -40,8 +40,20 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
         source[0] = wrap_language_cells(source[0])
 
 
+def _asset_names(files) -> set[str]:
+    return {f if isinstance(f, str) else f[0] for f in files}
+
+
+def _on_config_inited(app, config) -> None:
+    # Jupyter Book already lists every .css/.js file of _static; adding them again would load
+    # the switch twice. A plain Sphinx build does not, so add them only where missing.
+    if "lang-switch.css" not in _asset_names(config.html_css_files):
+        app.add_css_file("lang-switch.css")
+    if "lang-switch.js" not in _asset_names(config.html_js_files):
+        app.add_js_file("lang-switch.js")
+
+
 def setup(app):
     app.connect("source-read", _on_source_read)
-    app.add_css_file("lang-switch.css")
-    app.add_js_file("lang-switch.js")
+    app.connect("config-inited", _on_config_inited)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
