@@ -108,9 +108,17 @@ def numbers_of(text: str) -> list[str]:
     return sorted(n.replace("−", "-").replace(",", "") for n in NUMBER.findall(text))
 
 
+# Directives that generate their content (no prose to translate) may sit in a shared cell.
+SHARED_DIRECTIVES = ("bibliography", "glossary-table")
+SHARED_BLOCK = re.compile(
+    r"^(`{3,}|:{3,})\{(?:" + "|".join(SHARED_DIRECTIVES) + r")\}[^\n]*\n.*?^\1[ \t]*$",
+    re.S | re.M,
+)
+
+
 def _shared_cell_problems(source: str) -> list[str]:
     problems = []
-    for line in source.splitlines():
+    for line in SHARED_BLOCK.sub("", source).splitlines():
         stripped = line.strip()
         if not stripped or LABEL.match(stripped):
             continue
