@@ -189,3 +189,77 @@ def test_references_bib_has_unique_keys_and_the_issue_s_list():
         "Ba2016", "He2016", "Sutskever2014", "Pascanu2013", "Bengio1994",
     }  # fmt: skip
     assert wanted <= set(keys), sorted(wanted - set(keys))
+
+
+# -- Sphinx extensions of the site (_ext/) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ext():
+    """The local Sphinx extensions, imported from _ext/ as the site build does."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        yield {
+            name: importlib.import_module(name)
+            for name in ("korean_search", "book_site", "glossary_table")
+        }
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+
+
+@pytest.mark.parametrize(
+    "word, stem",
+    [
+        ("어텐션은", "어텐션"),
+        ("쿼리를", "쿼리"),
+        ("어텐션에서는", "어텐션"),
+        ("계산합니다", "계산"),
+        ("키", "키"),  # one syllable stays
+        ("값이", "값"),
+        ("트랜스포머", "트랜스포머"),
+    ],
+)
+def test_korean_search_strips_one_trailing_particle(ext, word, stem):
+    assert ext["korean_search"].strip_ending(word) == stem
+
+
+def test_korean_search_indexes_words_as_written_and_without_particles(ext):
+    words = ext["korean_search"].split_words("RNN은 은닉 상태를 넘깁니다. Attention(어텐션)!")
+    for expected in ("RNN은", "RNN", "은닉", "상태를", "상태", "넘깁니다", "Attention", "어텐션"):
+        assert expected in words, (expected, words)
+    assert len(words) == len(set(words))
+
+
+def test_korean_search_language_stems_english_and_keeps_hangul(ext):
+    lang = ext["korean_search"].SearchKorean({})
+    assert lang.lang == "ko"
+    assert lang.stem("Attention") == lang.stem("attentions") == "attent"
+    assert lang.stem("어텐션") == "어텐션"
+    assert not lang.word_filter("은") and not lang.word_filter("the")
+    assert lang.word_filter("키") and lang.word_filter("query")
+    # The browser's stemmer knows the same endings as the index.
+    js = lang.js_stemmer_code
+    assert "var Stemmer = function" in js and "PorterStemmer" in js
+    assert all(f'"{e}"' in js for e in ext["korean_search"].ENDINGS)
+
+
+def test_colab_button_only_for_pages_with_a_notebook(ext, tmp_path):
+    has = ext["book_site"].has_colab_notebook
+    (tmp_path / "01_a.md").write_text("x")
+    (tmp_path / "01_a.ipynb").write_text("{}")
+    (tmp_path / "glossary.md").write_text("x")
+    assert has(tmp_path / "01_a.md")
+    assert not has(tmp_path / "glossary.md")
+    for chapter in book.chapter_sources():
+        assert has(chapter), f"{chapter.name} has no Colab notebook: run `make notebooks`"
+
+
+def test_glossary_table_anchors_are_unique(ext, glossary):
+    anchors = [ext["glossary_table"].term_anchor(t.en) for t in glossary]
+    assert len(anchors) == len(set(anchors))
+    assert ext["glossary_table"].term_anchor("Nadaraya–Watson regression") == (
+        "term-nadaraya-watson-regression"
+    )
