@@ -40,20 +40,8 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
         source[0] = wrap_language_cells(source[0])
 
 
-def _asset_names(files) -> set[str]:
-    return {f if isinstance(f, str) else f[0] for f in files}
-
-
-def _on_config_inited(app, config) -> None:
-    # Jupyter Book already lists every .css/.js file of _static; adding them again would load
-    # the switch twice. A plain Sphinx build does not, so add them only where missing.
-    if "lang-switch.css" not in _asset_names(config.html_css_files):
-        app.add_css_file("lang-switch.css")
-    if "lang-switch.js" not in _asset_names(config.html_js_files):
-        app.add_js_file("lang-switch.js")
-
-
 def setup(app):
+    # Jupyter Book adds every .css/.js file of the book's _static folder to each page itself,
+    # so the switch's lang-switch.js and lang-switch.css need no add_js_file/add_css_file here.
     app.connect("source-read", _on_source_read)
-    app.connect("config-inited", _on_config_inited)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

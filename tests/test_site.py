@@ -88,13 +88,18 @@ def site_is_fresh() -> bool:
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """``_build/html``, built (once, under a lock shared by xdist workers) if missing or stale."""
+    """``_build/html``, built (once, under a lock shared by xdist workers) if missing or stale.
+
+    A build by the ``site`` fixture of tests/conftest.py in this same run counts as fresh, and a
+    build here marks the run for it, so ``make test`` builds the site once.
+    """
     BUILD.mkdir(exist_ok=True)
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
     with open(LOCK, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if not site_is_fresh():
+            built_this_run = RUN_STAMP.is_file() and RUN_STAMP.read_text() == run_id
+            if not (built_this_run and (SITE / "index.html").is_file()) and not site_is_fresh():
                 started = time.time()
                 env = dict(os.environ, MPLBACKEND="Agg", D2LITE_STRICT_FONTS="1")
                 env["PYTHONPATH"] = os.pathsep.join(
