@@ -56,7 +56,6 @@ bench: install
 
 lint: install
 	$(PY) -m ruff check d2lite tests _ext
-	$(PY) -m ruff format --check d2lite tests _ext
 
 clean:
 	rm -rf _build

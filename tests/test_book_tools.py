@@ -189,6 +189,12 @@ def test_references_bib_has_unique_keys_and_the_issue_s_list():
         "Ba2016", "He2016", "Sutskever2014", "Pascanu2013", "Bengio1994",
     }  # fmt: skip
     assert wanted <= set(keys), sorted(wanted - set(keys))
+    # Every entry parses (an unbalanced brace would swallow the next entry).
+    from pybtex.database import parse_string
+
+    entries = parse_string(text, "bibtex").entries
+    assert sorted(entries) == sorted(keys)
+    assert all(e.fields.get("title") and e.fields.get("year") for e in entries.values())
 
 
 # -- Sphinx extensions of the site (_ext/) ----------------------------------------------------
