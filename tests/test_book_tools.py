@@ -269,3 +269,18 @@ def test_glossary_table_anchors_are_unique(ext, glossary):
     assert ext["glossary_table"].term_anchor("Nadaraya–Watson regression") == (
         "term-nadaraya-watson-regression"
     )
+
+
+def test_language_wrapping_keeps_the_page_front_matter():
+    """_ext/bilingual.py must not drop front-matter keys such as a page's `mystnb:` settings."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import bilingual
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    text = (ROOT / "book" / "d2l_compat.md").read_text(encoding="utf-8")
+    wrapped = jupytext.reads(bilingual.wrap_language_cells(text), fmt="md:myst")
+    assert wrapped.metadata["mystnb"] == {"execution_mode": "force"}
+    assert wrapped.metadata["kernelspec"]["name"] == "python3"
