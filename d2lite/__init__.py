@@ -17,5 +17,8 @@ __version__ = "0.1.0"
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 from .rnn import *
+from .pooling import *
 from .attention import *
 from .bahdanau import *
+from .multihead import *
+from .positional import *

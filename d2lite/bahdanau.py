@@ -18,7 +18,8 @@ class Seq2SeqAttentionDecoder(d2l.AttentionDecoder):
     init_state((enc_outputs (batch, src_steps, num_hiddens), enc_state (num_layers, batch,
     num_hiddens)), enc_valid_lens (batch,)) -> state; forward(X (batch, steps), state) ->
     logits (batch, steps, vocab_size) and the new state. ``attention_weights`` holds the
-    weights of the last forward pass, (batch, steps, src_steps).
+    weights of the last forward pass, (batch, steps, src_steps); unlike d2l, it is one tensor
+    rather than a list, and tensors are batch first.
     """
 
     def __init__(

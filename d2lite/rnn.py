@@ -1,4 +1,4 @@
-"""Chapter 1: a recurrent network written from scratch, its bidirectional form, and input-gradient norms.
+"""Chapter 1: an RNN written from scratch, its bidirectional form, input-gradient norms.
 
 Generated from book/01_rnn.md
 by `python -m d2lite.export`; edit the chapter, not this file.
@@ -6,12 +6,8 @@ by `python -m d2lite.export`; edit the chapter, not this file.
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
-import math
-
 import torch
 from torch import nn
-
-import d2lite as d2l
 
 
 class RNNScratch(nn.Module):

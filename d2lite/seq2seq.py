@@ -77,7 +77,11 @@ class EncoderDecoder(nn.Module):
 
 
 class Seq2Seq(EncoderDecoder):
-    """The encoder–decoder for translation: ``net(src, dec_input, src_valid_len)``."""
+    """The encoder–decoder for translation: ``net(src, dec_input, src_valid_len)``.
+
+    Unlike d2l's Seq2Seq it holds no loss, optimiser or padding index: train it with
+    ``train_seq2seq``, which masks the padding.
+    """
 
 
 def _check_tokens(X: torch.Tensor, name: str = "X") -> None:
@@ -102,6 +106,7 @@ class Seq2SeqEncoder(Encoder):
     Returns ``(outputs, state)``: (batch, steps, num_hiddens) and (num_layers, batch,
     num_hiddens). With ``valid_lens`` the padding is skipped (packed sequences), so the final
     state is the state after each sentence's last real token and padded outputs are zero.
+    Unlike d2l, tensors are batch first and the padding never reaches the GRU.
     """
 
     def __init__(
@@ -132,7 +137,8 @@ class Seq2SeqDecoder(Decoder):
     """The plain GRU decoder: every step sees the same context, the encoder's final state.
 
     ``init_state`` → ``(context, hidden)``; ``forward(X, state)`` with X (batch, steps) →
-    logits (batch, steps, vocab_size) and the new state.
+    logits (batch, steps, vocab_size) and the new state. Unlike d2l, tensors are batch first
+    and the context is the encoder's final state of its top layer.
     """
 
     def __init__(
@@ -292,7 +298,8 @@ def predict_seq2seq(
     ``text`` is detokenised (Korean particles re-attached). ``attention_weights`` is a
     (output_tokens, num_steps) tensor, row i the weights over the padded source while emitting
     output token i (empty when not saved or the decoder has no attention). With
-    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``.
+    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``. Unlike d2l, the
+    text is detokenised (Korean particles re-attached) and the weights are one tensor.
     """
     if not isinstance(src_sentence, str):
         raise ValueError(f"src_sentence must be a str, got {type(src_sentence).__name__}")
@@ -359,7 +366,8 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     lengths over the whole corpus before taking the ratio (so a corpus score is not the mean
     of sentence scores), uses n = 1..4 with equal weights 1/4 in a geometric mean, applies its
     own tokeniser (13a) and, by default, smoothing for zero counts, and reports × 100. See
-    :func:`corpus_bleu` for the unsmoothed pooled version.
+    :func:`corpus_bleu` for the unsmoothed pooled version. Unlike d2l, token lists are accepted
+    too, and a prediction shorter than n words scores 0 instead of dividing by zero.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")

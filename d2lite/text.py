@@ -135,7 +135,8 @@ class Vocab:
 
     Tokens (a list, or a list of token lists) are ordered by frequency, most frequent first,
     ties broken alphabetically so the mapping never depends on input order. Tokens seen fewer
-    than ``min_freq`` times map to ``<unk>``.
+    than ``min_freq`` times map to ``<unk>``. Unlike d2l, the four special tokens always come
+    first (so ``<pad>`` is 0) and ``to_tokens`` rejects out-of-range indices.
     """
 
     def __init__(
