@@ -289,8 +289,8 @@ def predict_seq2seq(
     num_steps: int,
     device: torch.device | None = None,
     save_attention_weights: bool = False,
-    tokenize: Callable[[str], list[str]] = tokenize_en,
-    detokenize: Callable[[Sequence[str]], str] = detokenize_ko,
+    tokenize: Callable[[str], list[str]] | None = None,
+    detokenize: Callable[[Sequence[str]], str] | None = None,
     return_tokens: bool = False,
 ):
     """Greedy translation of one sentence → ``(text, attention_weights)``.
@@ -298,9 +298,13 @@ def predict_seq2seq(
     ``text`` is detokenised (Korean particles re-attached). ``attention_weights`` is a
     (output_tokens, num_steps) tensor, row i the weights over the padded source while emitting
     output token i (empty when not saved or the decoder has no attention). With
-    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``. Unlike d2l, the
-    text is detokenised (Korean particles re-attached) and the weights are one tensor.
+    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``. The source is
+    split by ``tokenize`` (default :func:`tokenize_en`) and the output joined by ``detokenize``
+    (default :func:`detokenize_ko`). Unlike d2l, the text is detokenised (Korean particles
+    re-attached) and the weights are one tensor.
     """
+    tokenize = tokenize or tokenize_en
+    detokenize = detokenize or detokenize_ko
     if not isinstance(src_sentence, str):
         raise ValueError(f"src_sentence must be a str, got {type(src_sentence).__name__}")
     device = device if device is not None else next(net.parameters()).device
@@ -323,10 +327,15 @@ def translate(
     num_steps: int,
     device: torch.device | None = None,
     batch_size: int = 256,
-    tokenize: Callable[[str], list[str]] = tokenize_en,
-    detokenize: Callable[[Sequence[str]], str] = detokenize_ko,
+    tokenize: Callable[[str], list[str]] | None = None,
+    detokenize: Callable[[Sequence[str]], str] | None = None,
 ) -> list[str]:
-    """Greedy translations of many sentences, decoded in batches of ``batch_size``."""
+    """Greedy translations of many sentences, decoded in batches of ``batch_size``.
+
+    ``tokenize`` and ``detokenize`` default to :func:`tokenize_en` and :func:`detokenize_ko`.
+    """
+    tokenize = tokenize or tokenize_en
+    detokenize = detokenize or detokenize_ko
     if isinstance(sentences, str):
         raise ValueError("sentences must be a list of str, got one str")
     device = device if device is not None else next(net.parameters()).device
@@ -355,7 +364,7 @@ def _ngrams(tokens: list[str], n: int) -> collections.Counter:
 
 
 def bleu(pred_seq, label_seq, k: int = 2) -> float:
-    """d2l's sentence BLEU in [0, 1]: brevity penalty times weighted n-gram precisions.
+    """Sentence BLEU in [0, 1]: a brevity penalty times weighted n-gram precisions.
 
     ``exp(min(0, 1 - len_label / len_pred)) * prod_{n=1..k} p_n ** (1 / 2**n)``, where p_n is
     the clipped n-gram precision of the prediction. Strings are split at spaces. Longer
@@ -366,8 +375,9 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     lengths over the whole corpus before taking the ratio (so a corpus score is not the mean
     of sentence scores), uses n = 1..4 with equal weights 1/4 in a geometric mean, applies its
     own tokeniser (13a) and, by default, smoothing for zero counts, and reports × 100. See
-    :func:`corpus_bleu` for the unsmoothed pooled version. Unlike d2l, token lists are accepted
-    too, and a prediction shorter than n words scores 0 instead of dividing by zero.
+    :func:`corpus_bleu` for the unsmoothed pooled version. The formula is d2l's; unlike d2l,
+    token lists are accepted too, and a prediction shorter than n words scores 0 instead of
+    dividing by zero.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")

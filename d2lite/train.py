@@ -96,10 +96,8 @@ def _watched() -> bool:
         from IPython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()
-    if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
-        return False
-    return bool(getattr(getattr(shell, "kernel", None), "_allow_stdin", False))
+    kernel = getattr(get_ipython(), "kernel", None)  # None in plain Python and terminal IPython
+    return bool(getattr(kernel, "_allow_stdin", False))
 
 
 class _LivePlot:
