@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 from .rnn import *
 from .pooling import *
 from .attention import *
+from .bahdanau import *
 from .multihead import *
 from .positional import *
 from .transformer import *

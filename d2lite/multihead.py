@@ -10,6 +10,7 @@ import torch
 from torch import Tensor, nn
 
 import d2lite as d2l
+from d2lite.attention import _check_qkv  # the shape checks of chapter 4
 
 
 def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
@@ -39,7 +40,11 @@ def transpose_output(X: Tensor, num_heads: int) -> Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head scaled dot-product attention; all heads computed at once by reshaping."""
+    """Multi-head scaled dot-product attention; all heads computed at once by reshaping.
+
+    Unlike d2l, which always uses nn.LazyLinear, query_size, key_size and value_size give
+    ordinary nn.Linear projections whose input sizes are checked.
+    """
 
     def __init__(
         self,
@@ -78,15 +83,12 @@ class MultiHeadAttention(nn.Module):
 
         p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the length.
         """
+        _check_qkv(queries, keys, values, same_size=False)
         for name, layer, x in (
             ("queries", self.W_q, queries),
             ("keys", self.W_k, keys),
             ("values", self.W_v, values),
         ):
-            if x.dim() != 3:
-                raise ValueError(
-                    f"{name} must have shape (batch, steps, features), got {tuple(x.shape)}"
-                )
             lazy = isinstance(layer, nn.modules.lazy.LazyModuleMixin)
             if not lazy and x.shape[-1] != layer.in_features:
                 raise ValueError(

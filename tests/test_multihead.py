@@ -186,6 +186,8 @@ def test_bad_inputs():
         mha(X, X, X, torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="every key needs one value"):
         mha(X, X, torch.randn(2, 4, 8))
+    with pytest.raises(ValueError, match="batch sizes differ"):
+        mha(X, torch.randn(3, 3, 8), torch.randn(3, 3, 8))
     with pytest.raises(ValueError, match="divisible by num_heads=4"):
         d2l.transpose_qkv(torch.randn(2, 3, 6), 4)
     with pytest.raises(ValueError, match="divisible by num_heads=4"):
