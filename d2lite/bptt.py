@@ -116,8 +116,9 @@ def bptt_forward(
 def grad_clipping(net: nn.Module | Iterable[nn.Parameter], theta: float) -> float:
     """Scale all gradients in place so that their joint L2 norm is at most theta.
 
-    net: an nn.Module, an iterable of parameters, or an object with a ``params`` list (as in
-    d2l). Parameters without a gradient are skipped. Returns the norm before clipping.
+    net: an nn.Module, an iterable of parameters, or an object with a ``params`` list.
+    Parameters without a gradient are skipped. Unlike d2l's, it returns the norm before
+    clipping and raises ValueError for a theta that is not positive.
     """
     if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not theta > 0:
         raise ValueError(f"theta must be a positive number, got {theta!r}")
@@ -143,6 +144,8 @@ class LSTMScratch(nn.Module):
     forward(inputs, H_C=None): inputs (steps, batch, num_inputs), H_C a pair (H, C) of
     (batch, num_hiddens) -> outputs (steps, batch, num_hiddens) and the last (H, C).
     Weights start as N(0, sigma^2), biases as 0 except the forget gate's, which is forget_bias.
+    Unlike d2l's, the outputs are stacked into one tensor instead of a list, and forget_bias
+    and copy_from are additions.
     """
 
     def __init__(
