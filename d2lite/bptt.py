@@ -7,6 +7,7 @@ by `python -m d2lite.export`; edit the chapter, not this file.
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
 from collections.abc import Callable, Iterable
+from numbers import Integral
 
 import torch
 from torch import Tensor, nn
@@ -54,10 +55,10 @@ def truncation_multipliers(
     'full' keeps every one (1); 'regular' cuts (0) at steps tau, 2 tau, ...; 'randomized'
     draws 1/pi with probability pi and 0 otherwise, so that E[xi_t] = 1.
     """
-    if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps <= 0:
+    if isinstance(num_steps, bool) or not isinstance(num_steps, Integral) or num_steps <= 0:
         raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
     if batch_size is not None and (
-        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
+        isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size <= 0
     ):
         raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
     if strategy not in ("full", "regular", "randomized"):
@@ -66,14 +67,14 @@ def truncation_multipliers(
         raise ValueError(f"tau belongs to regular truncation, not to {strategy!r}")
     if pi is not None and strategy != "randomized":
         raise ValueError(f"pi belongs to randomized truncation, not to {strategy!r}")
-    shape = (num_steps,) if batch_size is None else (num_steps, batch_size)
+    shape = (int(num_steps),) if batch_size is None else (int(num_steps), int(batch_size))
     if strategy == "full":
         return torch.ones(shape)
     if strategy == "regular":
-        if isinstance(tau, bool) or not isinstance(tau, int) or tau <= 0:
+        if isinstance(tau, bool) or not isinstance(tau, Integral) or tau <= 0:
             raise ValueError(f"regular truncation needs a positive int tau, got {tau!r}")
         xi = torch.ones(shape)
-        xi[tau::tau] = 0.0  # a new segment starts at steps tau, 2 tau, ...
+        xi[int(tau) :: int(tau)] = 0.0  # a new segment starts at steps tau, 2 tau, ...
         return xi
     if pi is None or not 0 < pi <= 1:
         raise ValueError(f"randomized truncation needs 0 < pi <= 1, got {pi!r}")

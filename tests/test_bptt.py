@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -160,6 +161,9 @@ def test_truncation_multipliers_shapes_and_values():
     )
     assert torch.equal(rand, again)  # a seeded generator repeats exactly
     assert torch.equal(d2l.truncation_multipliers(5, "randomized", pi=1.0), torch.ones(5))
+    # NumPy integers are integers too
+    from_numpy = d2l.truncation_multipliers(np.int64(11), "regular", tau=np.int64(4))
+    assert torch.equal(from_numpy, regular)
 
 
 @pytest.mark.parametrize(
