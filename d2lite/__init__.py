@@ -15,3 +15,5 @@ from .rnn import *
 from .bptt import *
 from .pooling import *
 from .attention import *
+from .multihead import *
+from .positional import *
