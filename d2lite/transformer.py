@@ -24,7 +24,11 @@ def _check_features(X: Tensor, num_hiddens: int, name: str = "X") -> None:
 
 
 class PositionWiseFFN(nn.Module):
-    """The same two-layer MLP at every position: (batch, steps, d) -> (batch, steps, outputs)."""
+    """The same two-layer MLP at every position: (batch, steps, d) -> (batch, steps, outputs).
+
+    Unlike d2l, which always infers the input size (nn.LazyLinear), num_inputs gives an
+    ordinary nn.Linear, and integer inputs raise ValueError.
+    """
 
     def __init__(self, ffn_num_hiddens: int, ffn_num_outputs: int,
                  num_inputs: int | None = None) -> None:  # fmt: skip
@@ -50,7 +54,10 @@ class PositionWiseFFN(nn.Module):
 
 
 class AddNorm(nn.Module):
-    """Residual connection then layer norm: X, Y (batch, steps, d) -> LayerNorm(X + dropout(Y))."""
+    """Residual connection then layer norm: X, Y (batch, steps, d) -> LayerNorm(X + dropout(Y)).
+
+    Unlike d2l, X and Y of different shapes raise ValueError instead of broadcasting.
+    """
 
     def __init__(self, norm_shape: int | list[int] | tuple[int, ...], dropout: float) -> None:
         super().__init__()
@@ -100,7 +107,8 @@ class TransformerEncoderBlock(nn.Module):
     """Self-attention and a positionwise FFN, each followed by AddNorm.
 
     forward(X, valid_lens): X (batch, steps, num_hiddens), valid_lens (batch,) or None
-    -> (batch, steps, num_hiddens).
+    -> (batch, steps, num_hiddens). Unlike d2l, the block exposes attention_weights as
+    (batch, num_heads, queries, keys), and valid lengths outside [1, steps] raise ValueError.
     """
 
     def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float,
@@ -129,7 +137,9 @@ class TransformerEncoder(d2l.Encoder):
     """Embedding * sqrt(d) + positional encoding, then num_blks encoder blocks.
 
     forward(X, valid_lens): token ids (batch, steps), valid_lens (batch,) or None
-    -> (batch, steps, num_hiddens).
+    -> (batch, steps, num_hiddens). Unlike d2l, whose attention_weights is a list of
+    (batch * num_heads, queries, keys) tensors, one per block, attention_weights is one tensor
+    (batch, num_blks, num_heads, queries, keys).
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
@@ -164,6 +174,8 @@ class TransformerDecoderBlock(nn.Module):
     forward(X, state): X (batch, steps, num_hiddens); state = [enc_outputs (batch, src_steps,
     num_hiddens), enc_valid_lens (batch,) or None, cache]; cache[i] holds this block's earlier
     inputs (batch, past, num_hiddens) or None. Returns (batch, steps, num_hiddens) and state.
+    Unlike d2l, which applies the causal mask only in training mode, the mask also holds in
+    evaluation mode, so a whole target can be replayed in one pass.
     """
 
     def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float,
@@ -212,6 +224,9 @@ class TransformerDecoder(d2l.AttentionDecoder):
 
     init_state(enc_outputs, enc_valid_lens) -> state; forward(X, state): token ids (batch, steps)
     -> logits (batch, steps, vocab_size) and the updated state (its cache grows by steps).
+    Unlike d2l, which adds the encoding of position 0 to every token decoded one at a time,
+    the positions are shifted by the number of cached tokens; attention_weights is a pair of
+    tensors instead of nested lists.
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
