@@ -30,7 +30,7 @@ book: install
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
 test: install
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup tests book/*.ipynb --nbval-lax
+	$(PY) -m pytest -n $(JOBS) --dist loadscope tests book/*.ipynb --nbval-lax
 
 # Everything but the website build and the chapters: seconds, for the edit-test loop.
 test-fast: install

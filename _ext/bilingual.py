@@ -41,7 +41,7 @@ def _on_source_read(app, docname: str, source: list[str]) -> None:
 
 
 def setup(app):
+    # Jupyter Book adds every .css/.js file of the book's _static folder to each page itself,
+    # so the switch's lang-switch.js and lang-switch.css need no add_js_file/add_css_file here.
     app.connect("source-read", _on_source_read)
-    app.add_css_file("lang-switch.css")
-    app.add_js_file("lang-switch.js")
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,6 +8,13 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 from .utils import *
 from .plot import *
 
+__version__ = "0.1.0"
+
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 
-__version__ = "0.1.0"
+
+from .rnn import *
+from .pooling import *
+from .attention import *
+from .multihead import *
+from .positional import *

@@ -66,7 +66,10 @@ def _normalise_math(expr: str) -> str:
 
 
 def math_of(text: str) -> list[str]:
-    """Math expressions (display and inline) in a prose cell, whitespace removed, sorted."""
+    """Math expressions (display and inline) in a prose cell, whitespace removed, sorted.
+
+    A pair is compared as sets: the same expression may be repeated in one language only.
+    """
     text = CODE_FENCE.sub("", text)
     found = [_normalise_math(m) for m in DISPLAY_MATH.findall(text)]
     text = DISPLAY_MATH.sub(" ", text)
@@ -131,11 +134,11 @@ def pair_problems(ko: str, en: str) -> list[str]:
     if HEADING.search(ko) or any(HEADING.match(x) for x in en.splitlines()):
         problems.append("headings belong in a shared cell, not in a language cell")
     for what, fn in (("math", math_of), ("references", references_of), ("numbers", numbers_of)):
-        a, b = fn(ko), fn(en)
+        a, b = set(fn(ko)), set(fn(en))
         if a != b:
-            only_ko = sorted(set(a) - set(b)) or "(counts differ)"
-            only_en = sorted(set(b) - set(a)) or "(counts differ)"
-            problems.append(f"{what} differ: ko has {only_ko}, en has {only_en}")
+            problems.append(
+                f"{what} differ: only ko has {sorted(a - b)}, only en has {sorted(b - a)}"
+            )
     return problems
 
 

@@ -81,7 +81,8 @@ def render_module(source: Path, nb) -> str:
     header = [
         f'"""{title}'.rstrip() if title else '"""Code taught in ' + rel + ".",
         "",
-        f"Generated from {rel} {GENERATED_MARK}",
+        f"Generated from {rel}",
+        GENERATED_MARK,
         '"""',
         "",
         "# ruff: noqa: I001  (imports stay in the order the chapter introduces them)",

@@ -7,6 +7,8 @@ Importing this module registers a Korean font with Matplotlib (the NanumGothic f
 from __future__ import annotations
 
 import base64
+import html
+import importlib.util
 import io
 import os
 import warnings
@@ -38,11 +40,11 @@ _GLYPH_MESSAGE = r"Glyph .* missing from"
 
 def _register_korean_font() -> str | None:
     """Add the bundled Korean fonts to Matplotlib and make the regular one the default."""
-    try:
-        import koreanize_matplotlib  # noqa: F401  (its import also sets the font family)
-    except ImportError:
+    # Only the font files are used; the package's own import code is not run.
+    spec = importlib.util.find_spec("koreanize_matplotlib")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    root = Path(koreanize_matplotlib.__file__).parent
+    root = Path(spec.submodule_search_locations[0])
     names = []
     for path in sorted(root.rglob("*.ttf")):
         font_manager.fontManager.addfont(str(path))
@@ -205,16 +207,26 @@ def _png(fig, dpi: int) -> bytes:
     return buf.getvalue()
 
 
-def bilingual(draw: Callable[[Callable[[str, str], str]], object], *, dpi: int = 110):
+def bilingual(
+    draw: Callable[[Callable[[str, str], str]], object] | None = None,
+    *,
+    caption: tuple[str, str] | None = None,
+    dpi: int = 110,
+):
     """Draw a figure once per language and show all versions for the site's language switch.
 
-    ``draw`` receives ``t(ko, en)``, which returns the label in the language being drawn. Each
-    version is shown inside ``<div class="lang-ko">`` or ``<div class="lang-en">`` so the
-    website's switch can hide the other one. Use it as a decorator on a drawing function;
+    ``draw`` receives ``t(ko, en)``, which returns the text in the language being drawn. Each
+    version is shown inside ``<figure class="lang-ko">`` or ``<figure class="lang-en">`` (with
+    the matching half of ``caption``), so the website's switch can hide the other one. Use it
+    as ``@d2l.bilingual`` on a drawing function or call ``d2l.bilingual(draw, caption=(ko, en))``;
     it returns what ``draw`` returned for the last language.
     """
+    if draw is None:
+        return lambda fn: bilingual(fn, caption=caption, dpi=dpi)
     if not callable(draw):
         raise ValueError(f"bilingual needs a drawing function, got {type(draw).__name__}")
+    if caption is not None and (len(caption) != 2 or not all(isinstance(c, str) for c in caption)):
+        raise ValueError(f"caption must be a (korean, english) pair of strings, got {caption!r}")
     langs = figure_langs()
     images: list[tuple[str, bytes]] = []
     result = None
@@ -232,11 +244,12 @@ def bilingual(draw: Callable[[Callable[[str, str], str]], object], *, dpi: int =
             fig = plt.figure(num)
             images.append((lang, _png(fig, dpi)))
             plt.close(fig)
-    _display(images)
+    captions = dict(zip(LANGS, caption)) if caption else {}
+    _display(images, captions)
     return result
 
 
-def _display(images: list[tuple[str, bytes]]) -> None:
+def _display(images: list[tuple[str, bytes]], captions: dict[str, str]) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -247,10 +260,13 @@ def _display(images: list[tuple[str, bytes]]) -> None:
     parts = []
     for lang, png in images:
         data = base64.b64encode(png).decode("ascii")
+        text = html.escape(captions.get(lang, ""))
+        figcaption = f"<figcaption>{text}</figcaption>" if text else ""
+        alt = text or ("그림" if lang == "ko" else "figure")
         parts.append(
-            f'<div class="d2l-figure lang-{lang}" lang="{lang}">'
-            f'<img src="data:image/png;base64,{data}" style="max-width:100%" '
-            f'alt="figure ({lang})"></div>'
+            f'<figure class="d2l-figure lang-{lang}" lang="{lang}">'
+            f'<img src="data:image/png;base64,{data}" style="max-width:100%" alt="{alt}">'
+            f"{figcaption}</figure>"
         )
     fallback = base64.b64encode(images[0][1]).decode("ascii")
     display({"text/html": "\n".join(parts), "image/png": fallback}, raw=True)

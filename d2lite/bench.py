@@ -1,0 +1,97 @@
+"""Benchmark: execute each chapter once and record wall time, peak memory and device.
+
+``python -m d2lite.bench`` (or ``make bench``) writes ``benchmarks/latest.md`` (a Markdown
+table that the README quotes) and ``benchmarks/latest.json``. Budgets: each chapter ≤ 60 s on a
+2-core CPU, the whole book ≤ 8 min. This measures; it is not a test and never fails on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTER_BUDGET_S = 60
+BOOK_BUDGET_S = 8 * 60
+
+_RUNNER = r"""
+import json, resource, sys, time
+import jupytext, nbformat
+from nbclient import NotebookClient
+nb = jupytext.read(sys.argv[1])
+start = time.perf_counter()
+NotebookClient(nb, timeout=600, kernel_name="python3",
+               resources={"metadata": {"path": sys.argv[2]}}).execute()
+wall = time.perf_counter() - start
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall_s": wall, "peak_mib": kids.ru_maxrss / 1024}))
+"""
+
+
+def run_chapter(source: Path) -> dict:
+    """Execute one chapter in a fresh kernel; return wall seconds and the kernel's peak RSS."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, str(source), str(source.parent)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{source.name} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def device_name() -> str:
+    import torch
+
+    from d2lite.utils import try_gpu
+
+    device = try_gpu()
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({os.cpu_count()} cores, torch threads {torch.get_num_threads()})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from d2lite.book import chapter_sources
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", help="chapter stems, e.g. 01_rnn (default: all)")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "latest"))
+    args = parser.parse_args(argv)
+    sources = [s for s in chapter_sources() if not args.chapters or s.stem in args.chapters]
+    device = device_name()
+    rows = []
+    total_start = time.perf_counter()
+    for source in sources:
+        result = run_chapter(source)
+        rows.append({"chapter": source.stem, **result, "device": device})
+        print(f"{source.stem:28s} {result['wall_s']:7.1f} s {result['peak_mib']:8.0f} MiB")
+    total = time.perf_counter() - total_start
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {device}.",
+        "",
+        "| chapter | wall (s) | peak memory (MiB) | device | within 60 s |",
+        "| --- | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        ok = "yes" if r["wall_s"] <= CHAPTER_BUDGET_S else "**no**"
+        lines.append(
+            f"| {r['chapter']} | {r['wall_s']:.1f} | {r['peak_mib']:.0f} | {r['device']} | {ok} |"
+        )
+    within = "yes" if total <= BOOK_BUDGET_S else "**no**"
+    lines.append(f"| **whole book** | {total:.1f} | | | within 8 min: {within} |")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps({"total_s": total, "rows": rows}, indent=1))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

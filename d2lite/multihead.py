@@ -1,0 +1,114 @@
+"""Multi-head attention computed by reshaping, not by looping over heads (chapter 6).
+
+Generated from book/06_multihead.md by `python -m d2lite.export`; edit the chapter, not this file.
+"""
+
+# ruff: noqa: I001  (imports stay in the order the chapter introduces them)
+
+import torch
+from torch import Tensor, nn
+
+import d2lite as d2l
+
+
+def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
+    """Split features into heads: (batch, steps, num_heads * p) -> (batch * num_heads, steps, p)."""
+    if X.dim() != 3 or X.shape[-1] % num_heads != 0:
+        raise ValueError(
+            f"expected shape (batch, steps, features) with features divisible by "
+            f"num_heads={num_heads}, got {tuple(X.shape)}"
+        )
+    batch, steps, features = X.shape
+    X = X.reshape(batch, steps, num_heads, features // num_heads)
+    X = X.permute(0, 2, 1, 3)  # (batch, num_heads, steps, p)
+    return X.reshape(batch * num_heads, steps, features // num_heads)
+
+
+def transpose_output(X: Tensor, num_heads: int) -> Tensor:
+    """Undo transpose_qkv: (batch * num_heads, steps, p) -> (batch, steps, num_heads * p)."""
+    if X.dim() != 3 or X.shape[0] % num_heads != 0:
+        raise ValueError(
+            f"expected shape (batch * num_heads, steps, p) with a first axis divisible by "
+            f"num_heads={num_heads}, got {tuple(X.shape)}"
+        )
+    batch_heads, steps, p = X.shape
+    X = X.reshape(batch_heads // num_heads, num_heads, steps, p)
+    X = X.permute(0, 2, 1, 3)  # (batch, steps, num_heads, p)
+    return X.reshape(batch_heads // num_heads, steps, num_heads * p)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head scaled dot-product attention; all heads computed at once by reshaping."""
+
+    def __init__(
+        self,
+        num_hiddens: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = False,
+        query_size: int | None = None,
+        key_size: int | None = None,
+        value_size: int | None = None,
+    ) -> None:
+        super().__init__()
+        for name, value in (("num_hiddens", num_hiddens), ("num_heads", num_heads)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if num_hiddens % num_heads != 0:
+            raise ValueError(
+                f"num_hiddens={num_hiddens} is not divisible by num_heads={num_heads}: "
+                f"every head needs num_hiddens / num_heads features"
+            )
+        self.num_heads = num_heads
+        self.attention = d2l.DotProductAttention(dropout)
+
+        def project(size: int | None) -> nn.Module:
+            if size is None:
+                return nn.LazyLinear(num_hiddens, bias=bias)
+            return nn.Linear(size, num_hiddens, bias=bias)
+
+        self.W_q, self.W_k, self.W_v = project(query_size), project(key_size), project(value_size)
+        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+
+    def forward(
+        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None
+    ) -> Tensor:
+        """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, d_v) -> (batch, n, p_o).
+
+        p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the length.
+        """
+        for name, layer, x in (
+            ("queries", self.W_q, queries),
+            ("keys", self.W_k, keys),
+            ("values", self.W_v, values),
+        ):
+            if x.dim() != 3:
+                raise ValueError(
+                    f"{name} must have shape (batch, steps, features), got {tuple(x.shape)}"
+                )
+            lazy = isinstance(layer, nn.modules.lazy.LazyModuleMixin)
+            if not lazy and x.shape[-1] != layer.in_features:
+                raise ValueError(
+                    f"{name} must have {layer.in_features} features, got shape {tuple(x.shape)}"
+                )
+        if valid_lens is not None:
+            batch, n = queries.shape[:2]
+            if tuple(valid_lens.shape) not in ((batch,), (batch, n)):
+                raise ValueError(
+                    f"valid_lens must have shape ({batch},) or ({batch}, {n}), "
+                    f"got {tuple(valid_lens.shape)}"
+                )
+            # Head j of example b sits at row b * num_heads + j: repeat each length per head.
+            valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
+        q = transpose_qkv(self.W_q(queries), self.num_heads)  # (batch * heads, n, p)
+        k = transpose_qkv(self.W_k(keys), self.num_heads)  # (batch * heads, m, p)
+        v = transpose_qkv(self.W_v(values), self.num_heads)  # (batch * heads, m, p)
+        output = self.attention(q, k, v, valid_lens)  # (batch * heads, n, p)
+        return self.W_o(transpose_output(output, self.num_heads))
+
+
+__all__ = [
+    "MultiHeadAttention",
+    "transpose_output",
+    "transpose_qkv",
+]

@@ -1,0 +1,189 @@
+"""Unit tests for d2lite.attention: masked softmax, dot-product and additive attention."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import d2lite as d2l
+
+
+def _key_mask(valid_lens: torch.Tensor, queries: int, keys: int) -> torch.Tensor:
+    """Boolean mask (batch, queries, keys), True where a key may be attended to."""
+    lens = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
+    return (torch.arange(keys) < lens).expand(-1, queries, -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("per_query", [False, True])
+def test_dot_product_matches_torch_sdpa(dtype, per_query):
+    torch.manual_seed(0)
+    batch, n, m, d, v = 3, 5, 7, 8, 6
+    q, k = torch.randn(batch, n, d, dtype=dtype), torch.randn(batch, m, d, dtype=dtype)
+    values = torch.randn(batch, m, v, dtype=dtype)
+    if per_query:
+        valid_lens = torch.randint(1, m + 1, (batch, n))
+    else:
+        valid_lens = torch.tensor([2, 7, 4])
+    attention = d2l.DotProductAttention(dropout=0.0)
+    out = attention(q, k, values, valid_lens)
+    mask = _key_mask(valid_lens, n, m)
+    expected = F.scaled_dot_product_attention(q, k, values, attn_mask=mask)
+    assert out.shape == (batch, n, v)
+    torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
+    # Without valid_lens it is plain attention.
+    torch.testing.assert_close(
+        attention(q, k, values), F.scaled_dot_product_attention(q, k, values), atol=1e-6, rtol=0
+    )
+
+
+def test_values_may_have_another_feature_size():
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 9)
+    attention = d2l.DotProductAttention()
+    assert attention(q, k, v).shape == (2, 3, 9)
+    assert attention.attention_weights.shape == (2, 3, 5)
+
+
+def test_masked_positions_are_exactly_zero_and_rows_sum_to_one():
+    torch.manual_seed(1)
+    X = torch.randn(2, 4, 6) * 50  # large scores: the masked ones must still be exactly 0
+    valid_lens = torch.tensor([[1, 2, 3, 6], [6, 5, 4, 2]])
+    P = d2l.masked_softmax(X, valid_lens)
+    mask = _key_mask(valid_lens, 4, 6)
+    assert torch.all(P[~mask] == 0)
+    assert torch.all(P[mask] >= 0)
+    torch.testing.assert_close(P.sum(-1), torch.ones(2, 4), atol=1e-6, rtol=0)
+    # (batch,) lengths: the same for every query of an example.
+    P = d2l.masked_softmax(X, torch.tensor([3, 1]))
+    assert torch.all(P[0, :, 3:] == 0) and torch.all(P[1, :, 1:] == 0)
+    torch.testing.assert_close(P[1, :, 0], torch.ones(4))
+
+
+def test_masked_softmax_without_lengths_is_softmax():
+    X = torch.randn(2, 3, 4)
+    torch.testing.assert_close(d2l.masked_softmax(X, None), torch.softmax(X, dim=-1))
+
+
+def test_zero_valid_length_gives_zeros_not_nan():
+    X = torch.randn(2, 3, 4, requires_grad=True)
+    P = d2l.masked_softmax(X, torch.tensor([0, 4]))
+    assert not torch.isnan(P).any()
+    assert torch.all(P[0] == 0)
+    torch.testing.assert_close(P[1].sum(-1), torch.ones(3))
+    (P * torch.randn_like(P)).sum().backward()
+    assert not torch.isnan(X.grad).any()
+    assert torch.all(X.grad[0] == 0)
+
+
+def test_lengths_beyond_the_keys_mean_all_keys():
+    X = torch.randn(2, 3, 4)
+    torch.testing.assert_close(
+        d2l.masked_softmax(X, torch.tensor([4, 100])), torch.softmax(X, dim=-1)
+    )
+
+
+def test_attention_weights_attribute():
+    q, k, v = torch.randn(2, 1, 4), torch.randn(2, 3, 4), torch.randn(2, 3, 2)
+    attention = d2l.DotProductAttention()
+    assert attention.attention_weights is None
+    attention(q, k, v, torch.tensor([1, 3]))
+    w = attention.attention_weights
+    assert w.shape == (2, 1, 3)
+    torch.testing.assert_close(w[0, 0], torch.tensor([1.0, 0.0, 0.0]))
+
+
+def test_dropout_changes_training_output_only():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 6, 3)
+    attention = d2l.DotProductAttention(dropout=0.5)
+    attention.eval()
+    torch.testing.assert_close(attention(q, k, v), attention(q, k, v))
+    attention.train()
+    assert not torch.allclose(attention(q, k, v), attention(q, k, v))
+
+
+def test_dot_product_gradcheck():
+    torch.manual_seed(0)
+    q = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(2, 5, 2, dtype=torch.float64, requires_grad=True)
+    attention = d2l.DotProductAttention()
+    lens = torch.tensor([[1, 3, 5], [2, 0, 4]])
+    assert torch.autograd.gradcheck(lambda a, b, c: attention(a, b, c, lens), (q, k, v))
+
+
+def test_additive_attention_d2l_shapes():
+    torch.manual_seed(0)
+    queries, keys = torch.normal(0, 1, (2, 1, 20)), torch.normal(0, 1, (2, 10, 2))
+    values = torch.normal(0, 1, (2, 10, 4))
+    valid_lens = torch.tensor([2, 6])
+    attention = d2l.AdditiveAttention(num_hiddens=8, dropout=0.1)
+    attention.eval()
+    out = attention(queries, keys, values, valid_lens)
+    assert out.shape == (2, 1, 4)
+    w = attention.attention_weights
+    assert w.shape == (2, 1, 10)
+    assert torch.all(w[0, 0, 2:] == 0) and torch.all(w[1, 0, 6:] == 0)
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 1))
+    torch.testing.assert_close(out, torch.bmm(w, values))
+
+
+def test_additive_attention_formula_with_explicit_sizes():
+    torch.manual_seed(0)
+    attention = d2l.AdditiveAttention(num_hiddens=5, query_size=3, key_size=2)
+    q, k, v = torch.randn(1, 2, 3), torch.randn(1, 4, 2), torch.randn(1, 4, 6)
+    out = attention(q, k, v)
+    Wq, Wk, wv = attention.W_q.weight, attention.W_k.weight, attention.w_v.weight[0]
+    scores = torch.empty(2, 4)
+    for i in range(2):
+        for j in range(4):
+            scores[i, j] = wv @ torch.tanh(Wq @ q[0, i] + Wk @ k[0, j])
+    torch.testing.assert_close(out[0], torch.softmax(scores, -1) @ v[0])
+
+
+def test_additive_gradcheck():
+    torch.manual_seed(0)
+    attention = d2l.AdditiveAttention(num_hiddens=4, query_size=3, key_size=2).double()
+    q = torch.randn(2, 2, 3, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(2, 4, 2, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(2, 4, 3, dtype=torch.float64, requires_grad=True)
+    lens = torch.tensor([3, 1])
+    assert torch.autograd.gradcheck(lambda a, b, c: attention(a, b, c, lens), (q, k, v))
+
+
+@pytest.mark.parametrize("make", [d2l.DotProductAttention, lambda: d2l.AdditiveAttention(4)])
+def test_bad_inputs_name_the_shapes(make):
+    attention = make()
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 6)
+    with pytest.raises(ValueError, match=r"keys \(2, 5, 4\) but values \(2, 6, 6\)"):
+        attention(q, k, torch.randn(2, 6, 6))
+    with pytest.raises(ValueError, match=r"batch sizes differ.*\(3, 5, 4\)"):
+        attention(q, torch.randn(3, 5, 4), v)
+    with pytest.raises(ValueError, match=r"got \(1,\)"):
+        attention(q, k, v, torch.tensor([1]))
+    with pytest.raises(ValueError, match=r"\(2,\) or \(2, 3\).*got \(2, 5\)"):
+        attention(q, k, v, torch.ones(2, 5, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"got \(3,\)"):
+        attention(q, k, v, torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"values must have shape .*got \(2, 5\)"):
+        attention(q, k, torch.randn(2, 5))
+
+
+def test_dot_product_needs_equal_query_and_key_sizes():
+    attention = d2l.DotProductAttention()
+    with pytest.raises(ValueError, match=r"queries \(2, 3, 4\), keys \(2, 5, 3\)"):
+        attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 6))
+
+
+def test_additive_explicit_sizes_are_checked():
+    attention = d2l.AdditiveAttention(4, query_size=3, key_size=2)
+    with pytest.raises(ValueError, match=r"keys must have 2 features, got shape \(1, 4, 5\)"):
+        attention(torch.randn(1, 2, 3), torch.randn(1, 4, 5), torch.randn(1, 4, 1))
+    with pytest.raises(ValueError, match="num_hiddens"):
+        d2l.AdditiveAttention(0)
+
+
+def test_masked_softmax_bad_shapes():
+    with pytest.raises(ValueError, match=r"got \(2, 3\)"):
+        d2l.masked_softmax(torch.randn(2, 3), torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match=r"\(2,\) or \(2, 3\) for X of shape \(2, 3, 4\)"):
+        d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([1, 2, 3, 4]))

@@ -1,0 +1,57 @@
+"""The website build: executed chapters, both languages marked for the switch, Colab links."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from d2lite.book import chapter_sources, repository
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.book
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    return files
+
+
+def test_every_chapter_is_in_the_toc():
+    listed = set(toc_files())
+    missing = [p.stem for p in chapter_sources() if f"book/{p.stem}" not in listed]
+    assert not missing, f"chapters missing from _toc.yml: {missing}"
+
+
+@pytest.mark.parametrize("source", chapter_sources(), ids=lambda p: p.stem)
+def test_chapter_page_has_both_languages_and_the_switch(site, source):
+    html = (site / "book" / f"{source.stem}.html").read_text(encoding="utf-8")
+    assert html.count('class="lang-ko') > 0 and html.count('class="lang-en') > 0
+    assert html.count('class="lang-ko') == html.count('class="lang-en'), "unpaired prose"
+    assert "lang-switch.js" in html and "lang-switch.css" in html
+    assert "Traceback (most recent call last)" not in html, "a cell raised while building"
+
+
+@pytest.mark.parametrize("source", chapter_sources(), ids=lambda p: p.stem)
+def test_colab_button_opens_a_committed_notebook(site, source):
+    html = (site / "book" / f"{source.stem}.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="(https://colab\.research\.google\.com/github/[^"]+)"', html)
+    assert links, "no Open-in-Colab link on the page"
+    url, branch = repository()
+    org_repo = url.removeprefix("https://github.com/")
+    prefix = f"https://colab.research.google.com/github/{org_repo}/blob/{branch}/"
+    assert links[0].startswith(prefix), links[0]
+    target = ROOT / links[0].removeprefix(prefix)
+    assert target.suffix == ".ipynb" and target.exists(), f"{target} is not in the repository"
+
+
+def test_page_titles_show_both_languages(site):
+    for source in chapter_sources():
+        html = (site / "book" / f"{source.stem}.html").read_text(encoding="utf-8")
+        title = re.search(r"<title>(.*?)</title>", html, re.S).group(1)
+        assert re.search(r"[\uac00-\ud7a3]", title) and re.search(r"[A-Za-z]{3}", title), title

@@ -1,0 +1,146 @@
+"""The source pipeline: bilingual pairs, exported modules, Colab notebooks, lint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from d2lite import book, export
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def parse(body: str):
+    return jupytext.reads(HEADER + body, fmt="md:myst")
+
+
+def problems(body: str) -> list[str]:
+    return [p.message for p in book.check_notebook(Path("x.md"), parse(body))]
+
+
+GOOD = """
+# 제목 · Title
+
++++ {"lang": "ko"}
+
+가중치 $\\alpha_i$는 {numref}`fig-a`처럼 3개입니다.
+
++++ {"lang": "en"}
+
+There are 3 weights $\\alpha_i$, as in {numref}`fig-a`.
+"""
+
+
+def test_the_book_sources_pass_the_bilingual_check():
+    found = book.check_sources()
+    assert not found, "\n".join(map(str, found))
+
+
+def test_a_clean_pair_passes():
+    assert problems(GOOD) == []
+
+
+@pytest.mark.parametrize(
+    "broken, expected",
+    [
+        (GOOD.replace("$\\alpha_i$.", "$\\beta_i$.").replace("$\\alpha_i$,", "$\\beta_i$,"),
+         "math differ"),
+        (GOOD.replace("3 weights", "4 weights"), "numbers differ"),
+        (GOOD.replace(", as in {numref}`fig-a`", ""), "references differ"),
+        (GOOD.replace('+++ {"lang": "en"}\n', ""), "without an en cell"),
+        (GOOD.replace('+++ {"lang": "ko"}', '+++ {"lang": "en"}'), "without a ko cell"),
+        (GOOD.replace("# 제목 · Title", "# 제목"), "needs both languages"),
+        (GOOD.replace("# 제목 · Title", "# Title · 제목"), "must be Korean"),
+        (GOOD + "\n+++\n\nAn English paragraph with no partner.\n", "prose outside a language"),
+        (GOOD.replace("가중치 $\\alpha_i$는 {numref}`fig-a`처럼 3개입니다.",
+                      "Weights $\\alpha_i$ as in {numref}`fig-a`: 3."), "no Hangul"),
+        (GOOD.replace('"ko"}', '"kr"}'), "lang must be"),
+    ],
+)
+def test_the_checker_catches_drift(broken, expected):
+    found = problems(broken)
+    assert any(expected in m for m in found), found
+
+
+def test_math_inside_code_is_not_math():
+    assert book.math_of("`$PATH` and $x$") == ["x"]
+    assert book.numbers_of("단계 12와 $t=3$, `f(7)`") == ["12"]
+
+
+def test_exported_modules_match_their_chapters():
+    proc = subprocess.run(
+        [sys.executable, "-m", "d2lite.export", "--check"], cwd=ROOT, capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_export_detects_drift_and_renders_public_names(tmp_path):
+    nb = parse('\n```{code-cell} ipython3\n#@save\ndef f(x):\n    return x\n\n\n_hidden = 1\n```\n'
+               '\n```{code-cell} ipython3\nnot_exported = 2\n```\n')
+    nb.metadata["d2lite"] = {"export": "demo", "summary": "Demo."}
+    text = export.render_module(ROOT / "book" / "99_demo.md", nb)
+    assert "def f(x)" in text and "not_exported" not in text
+    assert '__all__ = [\n    "f",\n]' in text
+    assert "Generated from book/99_demo.md" in text
+    nb.cells = [c for c in nb.cells if "#@save" not in c.source]
+    with pytest.raises(ValueError, match="has no #@save cell"):
+        export.render_module(ROOT / "book" / "99_demo.md", nb)
+
+
+def test_export_refuses_to_overwrite_a_hand_written_module():
+    nb = parse("")
+    nb.metadata["d2lite"] = {"export": "utils"}
+    with pytest.raises(ValueError, match="hand-written"):
+        export.export_target(nb)
+
+
+def test_colab_notebooks_are_committed_and_in_sync():
+    stale = book.sync_notebooks(check=True)
+    assert not stale, "run `make notebooks`:\n" + "\n".join(stale)
+
+
+def test_colab_notebooks_install_d2lite_from_the_configured_repository():
+    url, branch = book.repository()
+    for source in book.chapter_sources():
+        nb = json.loads(book.notebook_path(source).read_text(encoding="utf-8"))
+        first = "".join(nb["cells"][0]["source"])
+        assert nb["cells"][0]["cell_type"] == "code"
+        assert f"git+{url}@{branch}" in first and '"google.colab" in sys.modules' in first
+        assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_ruff_is_clean():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "d2lite", "tests", "_ext"], cwd=ROOT,
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_language_cells_become_containers_for_the_switch():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import bilingual
+    finally:
+        sys.path.pop(0)
+    text = bilingual.wrap_language_cells(HEADER + GOOD + '\n```{code-cell} ipython3\n1\n```\n')
+    assert "````{container} lang-ko" in text and "````{container} lang-en" in text
+    assert "# 제목 · Title" in text and "```{code-cell} ipython3\n1\n```" in text

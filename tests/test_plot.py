@@ -1,0 +1,86 @@
+"""Unit tests for d2lite.plot: Hangul fonts, strict glyph checking, plots, heatmaps, bilingual."""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+import d2lite as d2l  # noqa: E402
+
+
+def _draw_text(text: str) -> None:
+    fig, ax = plt.subplots()
+    ax.set_title(text)
+    fig.canvas.draw()
+    plt.close(fig)
+
+
+def test_a_korean_font_is_registered_and_used():
+    assert d2l.korean_font() == "NanumGothic"
+    assert matplotlib.rcParams["font.family"][0] == "NanumGothic"
+    assert matplotlib.rcParams["axes.unicode_minus"] is False
+
+
+def test_hangul_renders_without_missing_glyphs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _draw_text("어텐션 가중치 (attention weights) −1.5")
+
+
+def test_strict_glyphs_turns_a_missing_glyph_into_an_error():
+    d2l.strict_glyphs(True)
+    try:
+        with pytest.raises(UserWarning, match="missing from"):
+            _draw_text("\u1200\u1201")  # Ethiopic: in neither NanumGothic nor DejaVu Sans
+    finally:
+        d2l.strict_glyphs(True)
+
+
+def test_plot_validates_lengths():
+    with pytest.raises(ValueError, match="legend has 1 entries for 2 curves"):
+        d2l.plot(torch.arange(3.0), [torch.zeros(3), torch.ones(3)], legend=["a"])
+    with pytest.raises(ValueError, match=r"x has shape \(3,\) but y has shape \(4,\)"):
+        d2l.plot(torch.arange(3.0), torch.zeros(4))
+    plt.close("all")
+
+
+def test_show_heatmaps_draws_a_grid_and_checks_dimensions():
+    fig = d2l.show_heatmaps(torch.eye(5).reshape(1, 1, 5, 5).expand(2, 2, 5, 5), "keys",
+                            "queries", titles=["a", "b"])
+    assert len(fig.axes) == 4 + 1  # four heatmaps and the colour bar
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"\(rows, cols, queries, keys\), got 2 dimension"):
+        d2l.show_heatmaps(torch.eye(3), "keys", "queries")
+    with pytest.raises(ValueError, match="got 1 titles for 2 columns"):
+        d2l.show_heatmaps(torch.zeros(1, 2, 3, 3), "k", "q", titles=["only one"])
+
+
+def test_bilingual_draws_once_per_language(monkeypatch):
+    monkeypatch.setenv("D2LITE_FIG_LANG", "ko,en")
+    seen = []
+
+    @d2l.bilingual
+    def result(t):
+        seen.append(t("가", "A"))
+        d2l.plot([0, 1], [[0, 1]], xlabel=t("시간", "time"))
+        return len(seen)
+
+    assert seen == ["가", "A"] and result == 2
+    assert plt.get_fignums() == []  # every drawn figure was closed after rendering
+
+
+def test_bilingual_rejects_bad_input(monkeypatch):
+    with pytest.raises(ValueError, match="made no Matplotlib figure"):
+        d2l.bilingual(lambda t: None)
+    with pytest.raises(ValueError, match="needs a drawing function"):
+        d2l.bilingual("not callable")
+    monkeypatch.setenv("D2LITE_FIG_LANG", "ko,fr")
+    with pytest.raises(ValueError, match="D2LITE_FIG_LANG"):
+        d2l.figure_langs()
