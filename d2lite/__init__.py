@@ -7,6 +7,12 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 
 from .utils import *
 from .plot import *
+from .text import *
+from .hangul import *
+from .data import *
+from .seq2seq import *
+from .train import *
+from .vision import *
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,417 @@
+"""Sequence-to-sequence building blocks: encoder/decoder interfaces, a GRU encoder, a plain GRU
+decoder, the masked loss, greedy decoding and BLEU.
+
+Shapes are batch first: tokens ``(batch, steps)``, RNN outputs ``(batch, steps, num_hiddens)``,
+RNN states ``(num_layers, batch, num_hiddens)``. Chapter 5 adds the attention decoder.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .data import truncate_pad
+from .text import Vocab, detokenize_ko, tokenize_en
+
+__all__ = [
+    "AttentionDecoder",
+    "Decoder",
+    "Encoder",
+    "EncoderDecoder",
+    "MaskedSoftmaxCELoss",
+    "Seq2Seq",
+    "Seq2SeqDecoder",
+    "Seq2SeqEncoder",
+    "bleu",
+    "corpus_bleu",
+    "evaluate_bleu",
+    "masked_cross_entropy",
+    "predict_seq2seq",
+    "translate",
+]
+
+
+class Encoder(nn.Module):
+    """Interface: turn a source batch into whatever the decoder needs."""
+
+    def forward(self, X: torch.Tensor, *args):
+        raise NotImplementedError
+
+
+class Decoder(nn.Module):
+    """Interface: ``init_state`` from the encoder's outputs, then ``forward(X, state)``."""
+
+    def init_state(self, enc_all_outputs, *args):
+        raise NotImplementedError
+
+    def forward(self, X: torch.Tensor, state):
+        raise NotImplementedError
+
+
+class AttentionDecoder(Decoder):
+    """A decoder that keeps the attention weights of its last forward pass."""
+
+    @property
+    def attention_weights(self):
+        raise NotImplementedError
+
+
+class EncoderDecoder(nn.Module):
+    """Run the encoder on ``enc_X`` and the decoder on ``dec_X`` from the encoder's state."""
+
+    def __init__(self, encoder: Encoder, decoder: Decoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def forward(self, enc_X: torch.Tensor, dec_X: torch.Tensor, *args) -> torch.Tensor:
+        """Logits (batch, tgt_steps, vocab) for source (batch, src_steps), decoder input."""
+        enc_all_outputs = self.encoder(enc_X, *args)
+        dec_state = self.decoder.init_state(enc_all_outputs, *args)
+        return self.decoder(dec_X, dec_state)[0]
+
+
+class Seq2Seq(EncoderDecoder):
+    """The encoder–decoder for translation: ``net(src, dec_input, src_valid_len)``."""
+
+
+def _check_tokens(X: torch.Tensor, name: str = "X") -> None:
+    if not isinstance(X, torch.Tensor) or X.dim() != 2 or X.dtype != torch.long:
+        shape = tuple(X.shape) if isinstance(X, torch.Tensor) else type(X).__name__
+        raise ValueError(f"{name} must be a (batch, steps) tensor of token ids, got {shape}")
+
+
+def _check_valid_lens(valid_lens: torch.Tensor | None, batch: int, steps: int) -> None:
+    if valid_lens is None:
+        return
+    if not isinstance(valid_lens, torch.Tensor) or tuple(valid_lens.shape) != (batch,):
+        got = tuple(valid_lens.shape) if isinstance(valid_lens, torch.Tensor) else valid_lens
+        raise ValueError(f"valid_lens must have shape ({batch},), got {got}")
+    if len(valid_lens) and (valid_lens.min() < 1 or valid_lens.max() > steps):
+        raise ValueError(f"valid_lens must lie in [1, {steps}], got {valid_lens.tolist()}")
+
+
+class Seq2SeqEncoder(Encoder):
+    """Embedding + multi-layer GRU: tokens (batch, steps) → outputs and final state.
+
+    Returns ``(outputs, state)``: (batch, steps, num_hiddens) and (num_layers, batch,
+    num_hiddens). With ``valid_lens`` the padding is skipped (packed sequences), so the final
+    state is the state after each sentence's last real token and padded outputs are zero.
+    """
+
+    def __init__(
+        self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int,
+        dropout: float = 0,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True)
+
+    def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None, *args):
+        _check_tokens(X)
+        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
+        embs = self.embedding(X)  # (batch, steps, embed_size)
+        if valid_lens is None:
+            return self.rnn(embs)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            embs, valid_lens.cpu(), batch_first=True, enforce_sorted=False
+        )
+        outputs, state = self.rnn(packed)
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(
+            outputs, batch_first=True, total_length=X.shape[1]
+        )
+        return outputs, state
+
+
+class Seq2SeqDecoder(Decoder):
+    """The plain GRU decoder: every step sees the same context, the encoder's final state.
+
+    ``init_state`` → ``(context, hidden)``; ``forward(X, state)`` with X (batch, steps) →
+    logits (batch, steps, vocab_size) and the new state.
+    """
+
+    def __init__(
+        self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int,
+        dropout: float = 0,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.num_hiddens = num_hiddens
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_all_outputs, *args):
+        _, hidden = enc_all_outputs
+        return hidden[-1], hidden  # context: the top layer's final state (batch, num_hiddens)
+
+    def forward(self, X: torch.Tensor, state):
+        _check_tokens(X)
+        context, hidden = state
+        if context.shape != (X.shape[0], self.num_hiddens):
+            raise ValueError(
+                f"context must have shape ({X.shape[0]}, {self.num_hiddens}), "
+                f"got {tuple(context.shape)}"
+            )
+        embs = self.embedding(X)  # (batch, steps, embed_size)
+        context = context.unsqueeze(1).expand(-1, X.shape[1], -1)
+        outputs, hidden = self.rnn(torch.cat((embs, context), dim=-1), hidden)
+        return self.dense(outputs), (state[0], hidden)
+
+
+def _length_mask(valid_lens: torch.Tensor, steps: int) -> torch.Tensor:
+    """Boolean mask (batch, steps), True where the position is < valid_lens (batch,)."""
+    if valid_lens.dim() != 1:
+        raise ValueError(f"valid_lens must have shape (batch,), got {tuple(valid_lens.shape)}")
+    return torch.arange(steps, device=valid_lens.device)[None, :] < valid_lens[:, None]
+
+
+def _check_loss_inputs(logits, labels, valid_lens) -> None:
+    if logits.dim() != 3:
+        raise ValueError(f"logits must be (batch, steps, vocab), got {tuple(logits.shape)}")
+    if tuple(labels.shape) != tuple(logits.shape[:2]):
+        raise ValueError(
+            f"labels must have shape {tuple(logits.shape[:2])}, got {tuple(labels.shape)}"
+        )
+    if tuple(valid_lens.shape) != (logits.shape[0],):
+        raise ValueError(
+            f"valid_lens must have shape ({logits.shape[0]},), got {tuple(valid_lens.shape)}"
+        )
+
+
+def masked_cross_entropy(
+    logits: torch.Tensor, labels: torch.Tensor, valid_lens: torch.Tensor
+) -> torch.Tensor:
+    """Mean cross-entropy over the real tokens only: logits (batch, steps, vocab),
+    labels (batch, steps), valid_lens (batch,) → scalar. Padding never counts."""
+    _check_loss_inputs(logits, labels, valid_lens)
+    mask = _length_mask(valid_lens, labels.shape[1])
+    losses = F.cross_entropy(logits.transpose(1, 2), labels, reduction="none")
+    n = mask.sum()
+    if n == 0:
+        raise ValueError("valid_lens are all zero: no token to compute a loss on")
+    return (losses * mask).sum() / n
+
+
+class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
+    """d2l's per-sequence loss: (batch, steps, vocab), (batch, steps), (batch,) → (batch,).
+
+    Each sequence's token losses are zeroed at padding and averaged over all ``steps``.
+    """
+
+    def forward(self, pred, label, valid_len):  # type: ignore[override]
+        _check_loss_inputs(pred, label, valid_len)
+        mask = _length_mask(valid_len, label.shape[1]).float()
+        self.reduction = "none"
+        unweighted = super().forward(pred.transpose(1, 2), label)
+        return (unweighted * mask).mean(dim=1)
+
+
+# -- decoding --------------------------------------------------------------------------------
+
+
+def _encode_sources(sentences, src_vocab, num_steps, device, tokenize):
+    rows, lens = [], []
+    for s in sentences:
+        ids = src_vocab[tokenize(s)] + [src_vocab.eos]
+        lens.append(min(len(ids), num_steps))
+        rows.append(truncate_pad(ids, num_steps, src_vocab.pad))
+    X = torch.tensor(rows, dtype=torch.long, device=device)
+    return X, torch.tensor(lens, dtype=torch.long, device=device)
+
+
+def _step_weights(decoder) -> torch.Tensor | None:
+    """The last step's attention weights of ``decoder``, (batch, keys), or None."""
+    if not isinstance(decoder, AttentionDecoder):
+        return None
+    w = decoder.attention_weights
+    if isinstance(w, (list, tuple)):
+        w = w[-1]
+    return w.reshape(w.shape[0], -1)
+
+
+@torch.no_grad()
+def _greedy(net, X, X_len, tgt_vocab, num_steps, save_attention_weights):
+    net.eval()
+    enc_all_outputs = net.encoder(X, X_len)
+    state = net.decoder.init_state(enc_all_outputs, X_len)
+    batch = X.shape[0]
+    dec_X = torch.full((batch, 1), tgt_vocab.bos, dtype=torch.long, device=X.device)
+    out = torch.full((batch, num_steps), tgt_vocab.pad, dtype=torch.long)
+    weights = []
+    done = torch.zeros(batch, dtype=torch.bool)
+    for t in range(num_steps):
+        Y, state = net.decoder(dec_X, state)
+        dec_X = Y.argmax(dim=2)
+        out[:, t] = dec_X[:, 0].cpu()
+        if save_attention_weights:
+            w = _step_weights(net.decoder)
+            if w is not None:
+                weights.append(w.cpu())
+        done |= out[:, t] == tgt_vocab.eos
+        if bool(done.all()):
+            break
+    return out, weights
+
+
+def _to_tokens(row: torch.Tensor, vocab: Vocab) -> list[str]:
+    tokens = []
+    for i in row.tolist():
+        if i == vocab.eos:
+            break
+        tokens.append(vocab.to_tokens(i))
+    return tokens
+
+
+def predict_seq2seq(
+    net: EncoderDecoder,
+    src_sentence: str,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    num_steps: int,
+    device: torch.device | None = None,
+    save_attention_weights: bool = False,
+    tokenize: Callable[[str], list[str]] = tokenize_en,
+    detokenize: Callable[[Sequence[str]], str] = detokenize_ko,
+    return_tokens: bool = False,
+):
+    """Greedy translation of one sentence → ``(text, attention_weights)``.
+
+    ``text`` is detokenised (Korean particles re-attached). ``attention_weights`` is a
+    (output_tokens, num_steps) tensor, row i the weights over the padded source while emitting
+    output token i (empty when not saved or the decoder has no attention). With
+    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``.
+    """
+    if not isinstance(src_sentence, str):
+        raise ValueError(f"src_sentence must be a str, got {type(src_sentence).__name__}")
+    device = device if device is not None else next(net.parameters()).device
+    X, X_len = _encode_sources([src_sentence], src_vocab, num_steps, device, tokenize)
+    out, weights = _greedy(net, X, X_len, tgt_vocab, num_steps, save_attention_weights)
+    tokens = _to_tokens(out[0], tgt_vocab)
+    if weights:
+        attn = torch.cat(weights, dim=0)[: len(tokens)]
+    else:
+        attn = torch.zeros(0, num_steps)
+    text = detokenize(tokens)
+    return (text, tokens, attn) if return_tokens else (text, attn)
+
+
+def translate(
+    net: EncoderDecoder,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    num_steps: int,
+    device: torch.device | None = None,
+    batch_size: int = 256,
+    tokenize: Callable[[str], list[str]] = tokenize_en,
+    detokenize: Callable[[Sequence[str]], str] = detokenize_ko,
+) -> list[str]:
+    """Greedy translations of many sentences, decoded in batches of ``batch_size``."""
+    if isinstance(sentences, str):
+        raise ValueError("sentences must be a list of str, got one str")
+    device = device if device is not None else next(net.parameters()).device
+    texts: list[str] = []
+    for i in range(0, len(sentences), batch_size):
+        X, X_len = _encode_sources(sentences[i : i + batch_size], src_vocab, num_steps, device,
+                                   tokenize)  # fmt: skip
+        out, _ = _greedy(net, X, X_len, tgt_vocab, num_steps, False)
+        texts += [detokenize(_to_tokens(row, tgt_vocab)) for row in out]
+    return texts
+
+
+# -- BLEU ------------------------------------------------------------------------------------
+
+
+def _tokens(seq) -> list[str]:
+    if isinstance(seq, str):
+        return seq.split()
+    if isinstance(seq, (list, tuple)) and all(isinstance(t, str) for t in seq):
+        return list(seq)
+    raise ValueError(f"expected a str or a list of str tokens, got {type(seq).__name__}")
+
+
+def _ngrams(tokens: list[str], n: int) -> collections.Counter:
+    return collections.Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def bleu(pred_seq, label_seq, k: int = 2) -> float:
+    """d2l's sentence BLEU in [0, 1]: brevity penalty times weighted n-gram precisions.
+
+    ``exp(min(0, 1 - len_label / len_pred)) * prod_{n=1..k} p_n ** (1 / 2**n)``, where p_n is
+    the clipped n-gram precision of the prediction. Strings are split at spaces. Longer
+    n-grams weigh more (1/2, 1/4, ...), and a too-short prediction is penalised because short
+    outputs get high precision easily. A prediction shorter than n words has p_n = 0.
+
+    Compared with corpus BLEU as sacreBLEU reports it: sacreBLEU pools n-gram counts and
+    lengths over the whole corpus before taking the ratio (so a corpus score is not the mean
+    of sentence scores), uses n = 1..4 with equal weights 1/4 in a geometric mean, applies its
+    own tokeniser (13a) and, by default, smoothing for zero counts, and reports × 100. See
+    :func:`corpus_bleu` for the unsmoothed pooled version.
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    pred, label = _tokens(pred_seq), _tokens(label_seq)
+    if not label:
+        raise ValueError("label_seq is empty")
+    if not pred:
+        return 0.0
+    len_pred, len_label = len(pred), len(label)
+    score = math.exp(min(0.0, 1 - len_label / len_pred))
+    for n in range(1, k + 1):
+        if len_pred < n:
+            return 0.0
+        label_counts = _ngrams(label, n)
+        matches = sum(min(c, label_counts[g]) for g, c in _ngrams(pred, n).items())
+        score *= (matches / (len_pred - n + 1)) ** (0.5**n)
+    return score
+
+
+def corpus_bleu(preds: Sequence, labels: Sequence, max_n: int = 4) -> float:
+    """Unsmoothed corpus BLEU in [0, 1] with one reference per sentence (sacreBLEU's formula).
+
+    Clipped n-gram matches and totals are summed over the corpus for n = 1..max_n; the score
+    is the geometric mean of the pooled precisions times ``exp(min(0, 1 - r / c))`` with r, c
+    the total reference and prediction lengths. sacreBLEU with ``tokenize="none"`` and
+    ``smooth_method="none"`` gives 100 × this value on space-tokenised text.
+    """
+    if len(preds) != len(labels):
+        raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
+    if not isinstance(max_n, int) or max_n < 1:
+        raise ValueError(f"max_n must be a positive int, got {max_n!r}")
+    matches, totals = [0] * max_n, [0] * max_n
+    c = r = 0
+    for p, lab in zip(preds, labels):
+        pred, label = _tokens(p), _tokens(lab)
+        c, r = c + len(pred), r + len(label)
+        for n in range(1, max_n + 1):
+            label_counts = _ngrams(label, n)
+            pred_counts = _ngrams(pred, n)
+            matches[n - 1] += sum(min(cnt, label_counts[g]) for g, cnt in pred_counts.items())
+            totals[n - 1] += max(len(pred) - n + 1, 0)
+    if c == 0 or min(matches) == 0:
+        return 0.0
+    log_p = sum(math.log(m / t) for m, t in zip(matches, totals)) / max_n
+    return math.exp(min(0.0, 1 - r / c) + log_p)
+
+
+def evaluate_bleu(
+    net: EncoderDecoder,
+    pairs: Sequence[tuple[str, str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    num_steps: int,
+    device: torch.device | None = None,
+    k: int = 2,
+) -> float:
+    """Mean sentence :func:`bleu` of greedy translations of (source, reference) pairs."""
+    if not pairs:
+        raise ValueError("no pairs to evaluate")
+    preds = translate(net, [s for s, _ in pairs], src_vocab, tgt_vocab, num_steps, device)
+    return sum(bleu(p, ref, k) for p, (_, ref) in zip(preds, pairs)) / len(pairs)
