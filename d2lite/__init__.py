@@ -24,3 +24,4 @@ from .pooling import *
 from .attention import *
 from .multihead import *
 from .positional import *
+from .vit import *
