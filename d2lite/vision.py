@@ -99,10 +99,18 @@ FASHION_MNIST_MIRRORS = [
 
 #: SHA-256 digests of the published archives (Zalando Research's Fashion-MNIST release).
 FASHION_MNIST_FILES = {
-    "train-images-idx3-ubyte.gz": "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
-    "train-labels-idx1-ubyte.gz": "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
-    "t10k-images-idx3-ubyte.gz": "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
-    "t10k-labels-idx1-ubyte.gz": "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
+    "train-images-idx3-ubyte.gz": (
+        "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84"
+    ),
+    "train-labels-idx1-ubyte.gz": (
+        "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845"
+    ),
+    "t10k-images-idx3-ubyte.gz": (
+        "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073"
+    ),
+    "t10k-labels-idx1-ubyte.gz": (
+        "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"
+    ),
 }
 
 #: Class names, index = label.
@@ -173,9 +181,7 @@ def download_verified(
         got = sha256_of(tmp)
         if got != sha256:
             tmp.unlink()
-            raise ValueError(
-                f"sha256 mismatch for {name} from {url}: expected {sha256}, got {got}"
-            )
+            raise ValueError(f"sha256 mismatch for {name} from {url}: expected {sha256}, got {got}")
         os.replace(tmp, path)
         return path
     raise OSError(f"could not download {name}; tried:\n  " + "\n  ".join(errors))

@@ -17,8 +17,10 @@ import d2lite as d2l
 def _pair(value: int | tuple[int, int], name: str) -> tuple[int, int]:
     """An int n or a pair (h, w) as a pair of positive ints: n -> (n, n)."""
     pair = (value, value) if isinstance(value, int) else value
-    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in pair
+    if (
+        not isinstance(pair, (tuple, list))
+        or len(pair) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
     ):
         raise ValueError(f"{name} must be an int or a pair (h, w) of ints, got {value!r}")
     if min(pair) < 1:
