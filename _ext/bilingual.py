@@ -31,6 +31,9 @@ def wrap_language_cells(text: str) -> str:
             continue
         fence = _fence_for(cell.source)
         cell.source = f"{fence}{{container}} lang-{lang}\n{cell.source.strip()}\n{fence}"
+    # Keep every front-matter key (e.g. a page's `mystnb:` execution settings), not just the
+    # kernelspec that jupytext writes by default.
+    nb.metadata.setdefault("jupytext", {})["notebook_metadata_filter"] = "all"
     return jupytext.writes(nb, fmt="md:myst")
 
 

@@ -38,6 +38,10 @@
   }
 
   function build() {
+    if (document.querySelector(".lang-switch")) {
+      apply(stored()); // loaded twice: one switch is enough
+      return;
+    }
     var box = document.createElement("div");
     box.className = "lang-switch";
     box.setAttribute("role", "group");

@@ -17,8 +17,6 @@ from .vision import *
 __version__ = "0.1.0"
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
-
-
 from .rnn import *
 from .pooling import *
 from .attention import *

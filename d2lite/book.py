@@ -12,13 +12,19 @@ How a chapter is written (see also README.md):
   (``+++ {"lang": "ko"}``), and a ``ko`` cell is followed at once by its ``en`` partner.
 * The two cells of a pair use the same math, the same cross-references, citations and
   numbers; the Korean cell is written in Hangul.
+* Terms follow the glossary ``book/glossary.csv``: where the English cell uses a glossary term
+  that the glossary marks for checking, the Korean cell must contain its Korean term (or an
+  accepted variant) or the English term itself, e.g. ``은닉 상태(hidden state)``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import functools
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +33,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
+GLOSSARY = BOOK / "glossary.csv"
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 LATIN = re.compile(r"[A-Za-z]")
@@ -57,8 +64,13 @@ class Problem:
 
 
 def chapter_sources(book: Path = BOOK) -> list[Path]:
-    """Every MyST notebook source of the book: ``book/index.md`` and ``book/NN_*.md``."""
+    """The chapters of the book: ``book/NN_*.md`` (each gets a Colab notebook)."""
     return sorted(book.glob("[0-9][0-9]_*.md"))
+
+
+def page_sources(book: Path = BOOK) -> list[Path]:
+    """Every MyST notebook page of the book: chapters, the landing page and the appendix."""
+    return sorted(p for p in book.glob("*.md") if "format_name: myst" in p.read_text("utf-8"))
 
 
 def _normalise_math(expr: str) -> str:
@@ -99,9 +111,17 @@ def numbers_of(text: str) -> list[str]:
     return sorted(n.replace("−", "-").replace(",", "") for n in NUMBER.findall(text))
 
 
+# Directives that generate their content (no prose to translate) may sit in a shared cell.
+SHARED_DIRECTIVES = ("bibliography", "glossary-table")
+SHARED_BLOCK = re.compile(
+    r"^(`{3,}|:{3,})\{(?:" + "|".join(SHARED_DIRECTIVES) + r")\}[^\n]*\n.*?^\1[ \t]*$",
+    re.S | re.M,
+)
+
+
 def _shared_cell_problems(source: str) -> list[str]:
     problems = []
-    for line in source.splitlines():
+    for line in SHARED_BLOCK.sub("", source).splitlines():
         stripped = line.strip()
         if not stripped or LABEL.match(stripped):
             continue
@@ -124,8 +144,147 @@ def _shared_cell_problems(source: str) -> list[str]:
     return problems
 
 
-def pair_problems(ko: str, en: str) -> list[str]:
-    """What differs between a Korean cell and its English partner."""
+# -- Glossary ------------------------------------------------------------------------------
+
+GLOSSARY_COLUMNS = ("en", "ko", "en_also", "ko_also", "check")
+_DASHES = "\\-\u2010\u2011\u2012\u2013\u2014"
+_JOINER = re.compile(rf"[\s{_DASHES}·]+")
+# English idioms that use a glossary word in its everyday sense.
+_IDIOMS = re.compile(r"\bpa(?:y|ys|id|ying)\s+(?:\w+\s+)?attention\b", re.I)
+
+
+_LATIN_GLOSS = re.compile(r"\([^()\uac00-\ud7a3]*\)")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry: the English and Korean terms, their variants, what to check."""
+
+    en: str
+    ko: str
+    en_also: tuple[str, ...] = ()
+    ko_also: tuple[str, ...] = ()
+    check: tuple[str, ...] = ()  # English phrases that make the checker look for the term
+
+    @property
+    def english(self) -> tuple[str, ...]:
+        return (self.en, *self.en_also)
+
+    @property
+    def korean(self) -> tuple[str, ...]:
+        return (self.ko, *self.ko_also)
+
+
+def _split_list(cell: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in cell.split(";") if x.strip())
+
+
+def load_glossary(path: Path = GLOSSARY) -> list[Term]:
+    """Read the glossary table (CSV: en, ko, en_also, ko_also, check; lists split on ';').
+
+    ``check`` is ``*`` to check every English form, a ';'-list of English phrases that alone
+    trigger the check (for words with an everyday sense, such as *key*), or empty for none.
+    """
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != GLOSSARY_COLUMNS:
+            raise ValueError(
+                f"{path.name}: columns must be {GLOSSARY_COLUMNS}, got {reader.fieldnames}"
+            )
+        terms, seen = [], set()
+        for line, row in enumerate(reader, start=2):
+            en, ko = row["en"].strip(), row["ko"].strip()
+            if not LATIN.search(en) or not HANGUL.search(ko):
+                raise ValueError(
+                    f"{path.name}:{line}: need an English and a Korean term, got {en!r}, {ko!r}"
+                )
+            if en.lower() in seen:
+                raise ValueError(f"{path.name}:{line}: {en!r} is listed twice")
+            seen.add(en.lower())
+            en_also = _split_list(row["en_also"])
+            check = row["check"].strip()
+            triggers = (en, *en_also) if check == "*" else _split_list(check)
+            terms.append(Term(en, ko, en_also, _split_list(row["ko_also"]), triggers))
+    return terms
+
+
+@functools.cache
+def _english_pattern(phrase: str) -> re.Pattern:
+    """A regex for an English phrase: any case, space or dash between words, plural last word."""
+    words = [re.escape(w) for w in _JOINER.split(phrase.strip()) if w]
+    last = words[-1]
+    if re.search(r"[^aeiou]y$", phrase, re.I):
+        last = last[:-1] + "(?:y|ies)"
+    elif re.search(r"(?:s|x|ch|sh)$", phrase, re.I):
+        last += "(?:es)?"
+    elif re.search(r"[a-z]$", phrase, re.I):
+        last += "s?"
+    body = rf"[\s{_DASHES}]*".join(words[:-1] + [last])
+    # Latin-only boundaries, so that Korean particles may follow: "RNN은", "(queries)를".
+    return re.compile(rf"(?<![A-Za-z0-9\[]){body}(?![A-Za-z0-9\]])", re.I)
+
+
+def _prose_only(text: str) -> str:
+    """Text without code, math, roles, link targets and HTML tags: what a reader reads as words."""
+    text = CODE_FENCE.sub(" ", text)
+    text = DISPLAY_MATH.sub(" ", text)
+    text = INLINE_CODE.sub(" ", text)
+    text = INLINE_MATH.sub(" ", text)
+    text = ROLE.sub(" ", text)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    return text
+
+
+def _squash(text: str) -> str:
+    return _JOINER.sub("", text).lower()
+
+
+def glossary_problems(ko: str, en: str, glossary: Sequence[Term]) -> list[str]:
+    """Glossary terms the English cell uses whose Korean term is missing from the Korean cell.
+
+    A term counts as used where one of its ``check`` phrases occurs in the English prose (not
+    in code, math or link targets) and is not part of a longer glossary term matched there.
+    The Korean cell passes if it contains the Korean term, a variant, or an English form.
+    """
+    en_text = _IDIOMS.sub(" ", _prose_only(en))
+    ko_text = _prose_only(ko)
+    # "나다라야–왓슨(Nadaraya–Watson) 회귀": an English gloss may sit inside the Korean term.
+    ko_squashed = _squash(ko_text) + "\n" + _squash(_LATIN_GLOSS.sub("", ko_text))
+    candidates = sorted(
+        ((phrase, term) for term in glossary for phrase in term.check), key=lambda x: -len(x[0])
+    )
+    taken: list[tuple[int, int]] = []
+    problems = []
+    reported = set()
+    for phrase, term in candidates:
+        spans = [
+            m.span()
+            for m in _english_pattern(phrase).finditer(en_text)
+            if not any(a <= m.start() and m.end() <= b for a, b in taken)
+        ]
+        if not spans:
+            continue
+        taken += spans
+        if term.en in reported:
+            continue
+        if any(_squash(k) in ko_squashed for k in term.korean):
+            continue
+        if any(_english_pattern(e).search(ko_text) for e in term.english):
+            continue
+        reported.add(term.en)
+        accepted = " / ".join(repr(k) for k in term.korean)
+        found = en_text[spans[0][0] : spans[0][1]]
+        problems.append(
+            f"glossary: the en cell says {found!r}; the ko cell should use {accepted} "
+            f"(or the English term), see book/glossary.csv"
+        )
+    return problems
+
+
+def pair_problems(ko: str, en: str, glossary: Sequence[Term] | None = None) -> list[str]:
+    """What differs between a Korean cell and its English partner (and, given a glossary,
+    which glossary terms of the English cell the Korean cell leaves out)."""
     problems = []
     if not HANGUL.search(ko):
         problems.append("the ko cell has no Hangul")
@@ -139,11 +298,13 @@ def pair_problems(ko: str, en: str) -> list[str]:
             problems.append(
                 f"{what} differ: only ko has {sorted(a - b)}, only en has {sorted(b - a)}"
             )
+    if glossary:
+        problems += glossary_problems(ko, en, glossary)
     return problems
 
 
-def check_notebook(source: Path, nb) -> list[Problem]:
-    """All bilingual problems of one parsed notebook."""
+def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> list[Problem]:
+    """All bilingual problems of one parsed notebook (glossary terms too, given a glossary)."""
     problems: list[Problem] = []
     cells = nb.cells
     i = 0
@@ -170,17 +331,21 @@ def check_notebook(source: Path, nb) -> list[Problem]:
             problems.append(Problem(source, i, "a ko cell without an en cell right after it"))
             i += 1
             continue
-        problems += [Problem(source, i, m) for m in pair_problems(cell.source, nxt.source)]
+        found = pair_problems(cell.source, nxt.source, glossary)
+        problems += [Problem(source, i, m) for m in found]
         i += 2
     return problems
 
 
-def check_sources(paths: list[Path] | None = None) -> list[Problem]:
-    """Check every chapter source (or the given ones)."""
+def check_sources(
+    paths: list[Path] | None = None, glossary: Path | None = GLOSSARY
+) -> list[Problem]:
+    """Check every page of the book (or the given ones) against the glossary (if it exists)."""
+    terms = load_glossary(glossary) if glossary is not None and glossary.exists() else None
     problems: list[Problem] = []
-    for path in paths if paths is not None else chapter_sources() + [BOOK / "index.md"]:
+    for path in paths if paths is not None else page_sources():
         if path.exists():
-            problems += check_notebook(path, jupytext.read(path))
+            problems += check_notebook(path, jupytext.read(path), terms)
     return problems
 
 

@@ -10,6 +10,7 @@ import base64
 import html
 import importlib.util
 import io
+import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -52,7 +53,9 @@ def _register_korean_font() -> str | None:
     if not names:
         return None
     family = "NanumGothic" if "NanumGothic" in names else names[0]
-    mpl.rcParams["font.family"] = [family, "DejaVu Sans"]
+    # Latin letters, digits and math come from DejaVu Sans (it has the minus sign U+2212 that
+    # math-mode tick labels such as 10^-3 need); Hangul falls back, glyph by glyph, to Nanum.
+    mpl.rcParams["font.family"] = ["DejaVu Sans", family]
     return family
 
 
@@ -65,10 +68,30 @@ def korean_font() -> str | None:
     return _KOREAN_FAMILY
 
 
+class _MissingGlyphError(logging.Handler):
+    """Raise on Matplotlib's log message for a glyph that math text had to replace."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "does not have a glyph" in message:
+            raise UserWarning(f"missing from the font: {message}")
+
+
+_MATH_GLYPH_HANDLER = _MissingGlyphError()
+
+
 def strict_glyphs(enable: bool = True) -> None:
-    """Turn Matplotlib's "Glyph ... missing" warning into an error (tests switch this on)."""
+    """Make a glyph that no font can draw an error instead of a box (tests switch this on).
+
+    Plain text reports it as a "Glyph ... missing" warning, math text as a log message.
+    """
     action = "error" if enable else "default"
     warnings.filterwarnings(action, message=_GLYPH_MESSAGE, category=UserWarning)
+    logger = logging.getLogger("matplotlib")
+    if enable and _MATH_GLYPH_HANDLER not in logger.handlers:
+        logger.addHandler(_MATH_GLYPH_HANDLER)
+    elif not enable and _MATH_GLYPH_HANDLER in logger.handlers:
+        logger.removeHandler(_MATH_GLYPH_HANDLER)
 
 
 if os.environ.get("D2LITE_STRICT_FONTS") == "1":
@@ -159,7 +182,10 @@ def show_heatmaps(
     figsize: tuple[float, float] = (2.5, 2.5),
     cmap: str = "Reds",
 ):
-    """Draw a grid of heatmaps from ``matrices`` of shape (rows, cols, queries, keys)."""
+    """Draw a grid of heatmaps from ``matrices`` of shape (rows, cols, queries, keys).
+
+    All panels share one colour scale (unlike d2l's), so the one colour bar reads for each.
+    """
     matrices = _as_numpy(matrices)
     if matrices.ndim != 4:
         raise ValueError(
@@ -178,9 +204,13 @@ def show_heatmaps(
         squeeze=False,
     )
     pcm = None
+    # one colour scale for every panel, so the single colour bar is true for all of them
+    vmin, vmax = float(matrices.min()), float(matrices.max())
+    if vmin == vmax:
+        vmin, vmax = min(vmin, 0.0), max(vmax, 1.0)
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
-            pcm = ax.imshow(matrix, cmap=cmap)
+            pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax)
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:

@@ -24,7 +24,7 @@ def _draw_text(text: str) -> None:
 
 def test_a_korean_font_is_registered_and_used():
     assert d2l.korean_font() == "NanumGothic"
-    assert matplotlib.rcParams["font.family"][0] == "NanumGothic"
+    assert matplotlib.rcParams["font.family"][:2] == ["DejaVu Sans", "NanumGothic"]
     assert matplotlib.rcParams["axes.unicode_minus"] is False
 
 
@@ -43,6 +43,32 @@ def test_strict_glyphs_turns_a_missing_glyph_into_an_error():
         d2l.strict_glyphs(True)
 
 
+def test_log_axes_and_math_render_next_to_hangul():
+    d2l.strict_glyphs(True)
+    fig, ax = plt.subplots()
+    ax.semilogy([1, 2, 3], [1e-3, 1e-1, 1.0])  # tick labels 10^-3 use math text and U+2212
+    ax.set_title("거리 T − t에 따른 기울기")
+    ax.set_xlabel("$h_1 - h_2$")
+    fig.canvas.draw()
+    plt.close(fig)
+
+
+def test_hangul_inside_math_text_is_reported():
+    # a label with $...$ is math text throughout, and math text has no Hangul font: write
+    # such labels in Unicode ("거리 T − t") instead
+    d2l.strict_glyphs(True)
+    with pytest.raises(UserWarning, match="does not have a glyph"):
+        _draw_text("거리 $T - t$")
+    plt.close("all")
+
+
+def test_strict_glyphs_catches_a_glyph_missing_in_math_text():
+    d2l.strict_glyphs(True)
+    with pytest.raises(UserWarning, match="does not have a glyph"):
+        _draw_text("$\u1200$")
+    plt.close("all")
+
+
 def test_plot_validates_lengths():
     with pytest.raises(ValueError, match="legend has 1 entries for 2 curves"):
         d2l.plot(torch.arange(3.0), [torch.zeros(3), torch.ones(3)], legend=["a"])
@@ -55,6 +81,7 @@ def test_show_heatmaps_draws_a_grid_and_checks_dimensions():
     fig = d2l.show_heatmaps(torch.eye(5).reshape(1, 1, 5, 5).expand(2, 2, 5, 5), "keys",
                             "queries", titles=["a", "b"])
     assert len(fig.axes) == 4 + 1  # four heatmaps and the colour bar
+    assert {im.get_clim() for ax in fig.axes[:4] for im in ax.get_images()} == {(0.0, 1.0)}
     plt.close(fig)
     with pytest.raises(ValueError, match=r"\(rows, cols, queries, keys\), got 2 dimension"):
         d2l.show_heatmaps(torch.eye(3), "keys", "queries")

@@ -1,0 +1,70 @@
+"""Root pytest hooks: let nbval's execution of the chapters fill the website build's cache.
+
+`make test` executes every chapter once, with nbval (the hooks below must live at the root so
+they see the notebook items in book/). The outputs of each fully passing chapter are stored in
+the jupyter-cache that the website build reads (`execute_notebooks: cache` in _config.yml), so the
+build that follows renders those outputs instead of executing every chapter a second time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+ROOT = Path(__file__).resolve().parent
+
+
+CACHE = ROOT / "_build" / ".jupyter_cache"
+_cell_outputs: dict[str, dict[int, list]] = {}
+_failed: set[str] = set()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not hasattr(item, "cell_num"):
+        return
+    key = str(item.fspath)
+    if report.failed:
+        _failed.add(key)
+    else:
+        _cell_outputs.setdefault(key, {})[item.cell_num] = list(item.test_outputs or [])
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if not hasattr(item, "cell_num"):
+        return
+    if nextitem is not None and str(getattr(nextitem, "fspath", "")) == str(item.fspath):
+        return
+    _cache_chapter(Path(str(item.fspath)))
+
+
+def _cache_chapter(ipynb: Path) -> None:
+    """Store the outputs nbval saw for one chapter as the executed form of its ``.md`` source."""
+    import jupytext
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    key = str(ipynb)
+    outputs = _cell_outputs.pop(key, {})
+    source = ipynb.with_suffix(".md")
+    if key in _failed or not source.exists():
+        return
+    nb = jupytext.read(source)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if sorted(outputs) != list(range(len(code) + 1)):  # cell 0 is the Colab set-up cell
+        return
+    for count, cell in enumerate(code, start=1):
+        cell.execution_count = count
+        cell.outputs = outputs[count]
+        for out in cell.outputs:
+            if out.get("output_type") == "execute_result":
+                out["execution_count"] = count
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(CACHE.parent / ".jupyter_cache.lock")):
+        get_cache(str(CACHE)).cache_notebook_bundle(
+            CacheBundleIn(nb, str(source)), check_validity=False, overwrite=True
+        )

@@ -1,0 +1,286 @@
+"""Unit tests for the book's maintainer tools in d2lite/book.py (glossary check and friends)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from d2lite import book
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- glossary table ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def glossary() -> list[book.Term]:
+    return book.load_glossary()
+
+
+def test_glossary_table_has_enough_distinct_terms(glossary):
+    assert len(glossary) >= 40
+    assert len({t.en.lower() for t in glossary}) == len(glossary)
+    assert all(book.HANGUL.search(t.ko) for t in glossary)
+
+
+def test_glossary_has_the_book_s_core_terms(glossary):
+    ko = {t.en: t.ko for t in glossary}
+    expected = {
+        "attention": "어텐션",
+        "query": "쿼리",
+        "key": "키",
+        "value": "값",
+        "hidden state": "은닉 상태",
+        "positional encoding": "위치 인코딩",
+        "layer normalization": "층 정규화",
+        "residual connection": "잔차 연결",
+        "vanishing gradient": "기울기 소실",
+        "teacher forcing": "교사 강요",
+    }
+    assert {k: ko.get(k) for k in expected} == expected
+
+
+def test_glossary_check_column_is_star_phrases_or_empty(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text(
+        "en,ko,en_also,ko_also,check\n"
+        "hidden state,은닉 상태,,,*\n"
+        "key,키,,,keys;key vectors\n"
+        "loss,손실,,,\n",
+        encoding="utf-8",
+    )
+    terms = {t.en: t for t in book.load_glossary(path)}
+    assert terms["hidden state"].check == ("hidden state",)
+    assert terms["key"].check == ("keys", "key vectors")
+    assert terms["loss"].check == ()
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ("hidden state,은닉 상태,,,*\nhidden state,숨은 상태,,,*\n", "listed twice"),
+        ("hidden state,hidden,,,*\n", "need an English and a Korean term"),
+    ],
+)
+def test_glossary_table_rejects_bad_rows(tmp_path, rows, message):
+    path = tmp_path / "g.csv"
+    path.write_text("en,ko,en_also,ko_also,check\n" + rows, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        book.load_glossary(path)
+
+
+def test_glossary_table_rejects_wrong_columns(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text("english,korean\nquery,쿼리\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="columns must be"):
+        book.load_glossary(path)
+
+
+# -- glossary check ---------------------------------------------------------------------------
+
+
+def flagged(ko: str, en: str, glossary) -> list[str]:
+    """English terms of the glossary that the check reports for this pair."""
+    found = []
+    for message in book.glossary_problems(ko, en, glossary):
+        found.append(re.search(r"says '([^']*)'", message).group(1))
+    return found
+
+
+def test_glossary_check_flags_a_korean_term_that_deviates(glossary):
+    en = "The hidden state carries what the network has read so far."
+    assert flagged("숨은 상태가 지금까지 읽은 것을 담습니다.", en, glossary) == ["hidden state"]
+    assert flagged("은닉 상태가 지금까지 읽은 것을 담습니다.", en, glossary) == []
+
+
+def test_glossary_check_accepts_the_english_term_or_a_variant(glossary):
+    en = "Each query is compared with every key; queries and keys have the same size."
+    assert (
+        flagged("각 query를 모든 키와 비교합니다. 쿼리와 키는 크기가 같습니다.", en, glossary) == []
+    )
+    assert flagged(
+        "각 질의를 모든 키와 비교합니다. 질의와 키는 크기가 같습니다.", en, glossary
+    ) == ["query"]
+    en = "A positional encoding is added to every token embedding."
+    assert flagged("모든 토큰 임베딩에 위치 임베딩을 더합니다.", en, glossary) == []
+
+
+def test_glossary_check_ignores_spacing_particles_and_english_glosses(glossary):
+    en = "Nadaraya–Watson regression is attention pooling with a Gaussian kernel."
+    ko = "나다라야–왓슨(Nadaraya–Watson) 회귀는 가우스 커널을 쓴 어텐션풀링입니다."
+    assert flagged(ko, en, glossary) == []
+    en = "Layer normalisation keeps the residual connections well scaled."
+    assert flagged("층정규화는 잔차 연결의 크기를 고르게 합니다.", en, glossary) == []
+    assert (
+        flagged("RNN은 은닉 상태를 넘깁니다.", "The RNN hands on its hidden state.", glossary) == []
+    )
+
+
+def test_glossary_check_reports_the_longest_term_once(glossary):
+    en = "Multi-head attention runs several heads; multi-head attention then concatenates them."
+    ko = "다중 주의 메커니즘은 여러 머리를 돌린 뒤 결과를 이어 붙입니다."
+    assert flagged(ko, en, glossary) == ["Multi-head attention"]
+
+
+def test_glossary_check_skips_code_math_references_and_idioms(glossary):
+    en = (
+        "Call `masked_softmax(query)` as in {numref}`fig-attention`, with $\\text{key}$; "
+        "pay close attention to the shapes."
+    )
+    assert (
+        flagged("{numref}`fig-attention`처럼 호출하고 $\\text{key}$ 모양을 보세요.", en, glossary)
+        == []
+    )
+
+
+def test_glossary_check_respects_phrase_triggers(glossary):
+    # "key" alone is an everyday word ("the key idea"); only attention phrases trigger it.
+    assert flagged("핵심 아이디어는 간단합니다.", "The key idea is simple.", glossary) == []
+    found = flagged("질의와 열쇠를 비교합니다.", "Compare queries with keys.", glossary)
+    assert sorted(found) == ["keys", "queries"]
+
+
+def test_pair_problems_include_the_glossary_only_when_given(glossary):
+    ko, en = "숨은 상태입니다.", "The hidden state."
+    assert book.pair_problems(ko, en) == []
+    assert any("glossary" in p for p in book.pair_problems(ko, en, glossary))
+
+
+def test_check_sources_applies_the_glossary(tmp_path):
+    page = tmp_path / "01_demo.md"
+    page.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        "# 제목 · Title\n\n"
+        '+++ {"lang": "ko"}\n\n교사 강제를 씁니다.\n\n'
+        '+++ {"lang": "en"}\n\nWe use teacher forcing.\n',
+        encoding="utf-8",
+    )
+    problems = book.check_sources([page])
+    assert [p.cell for p in problems] == [1]
+    assert "'교사 강요'" in problems[0].message
+    assert book.check_sources([page], glossary=None) == []
+
+
+def test_every_page_of_the_book_passes_the_glossary_check(glossary):
+    problems = []
+    for path in book.page_sources():
+        nb = jupytext.read(path)
+        problems += [
+            str(p) for p in book.check_notebook(path, nb, glossary) if "glossary" in p.message
+        ]
+    assert problems == []
+
+
+# -- references -------------------------------------------------------------------------------
+
+
+def test_references_bib_has_unique_keys_and_the_issue_s_list():
+    text = (ROOT / "references.bib").read_text(encoding="utf-8")
+    keys = re.findall(r"^@\w+\{([^,\s]+),", text, flags=re.M)
+    assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+    wanted = {
+        "Vaswani2017", "Bahdanau2014", "Luong2015", "Dosovitskiy2021", "Hochreiter1997",
+        "Werbos1990", "Jaeger2002", "Tallec2017", "Nadaraya1964", "Watson1964", "Devlin2019",
+        "Ba2016", "He2016", "Sutskever2014", "Pascanu2013", "Bengio1994",
+    }  # fmt: skip
+    assert wanted <= set(keys), sorted(wanted - set(keys))
+    # Every entry parses (an unbalanced brace would swallow the next entry).
+    from pybtex.database import parse_string
+
+    entries = parse_string(text, "bibtex").entries
+    assert sorted(entries) == sorted(keys)
+    assert all(e.fields.get("title") and e.fields.get("year") for e in entries.values())
+
+
+# -- Sphinx extensions of the site (_ext/) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ext():
+    """The local Sphinx extensions, imported from _ext/ as the site build does."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        yield {
+            name: importlib.import_module(name)
+            for name in ("korean_search", "book_site", "glossary_table")
+        }
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+
+
+@pytest.mark.parametrize(
+    "word, stem",
+    [
+        ("어텐션은", "어텐션"),
+        ("쿼리를", "쿼리"),
+        ("어텐션에서는", "어텐션"),
+        ("계산합니다", "계산"),
+        ("키", "키"),  # one syllable stays
+        ("값이", "값"),
+        ("트랜스포머", "트랜스포머"),
+    ],
+)
+def test_korean_search_strips_one_trailing_particle(ext, word, stem):
+    assert ext["korean_search"].strip_ending(word) == stem
+
+
+def test_korean_search_indexes_words_as_written_and_without_particles(ext):
+    words = ext["korean_search"].split_words("RNN은 은닉 상태를 넘깁니다. Attention(어텐션)!")
+    for expected in ("RNN은", "RNN", "은닉", "상태를", "상태", "넘깁니다", "Attention", "어텐션"):
+        assert expected in words, (expected, words)
+    assert len(words) == len(set(words))
+
+
+def test_korean_search_language_stems_english_and_keeps_hangul(ext):
+    lang = ext["korean_search"].SearchKorean({})
+    assert lang.lang == "ko"
+    assert lang.stem("Attention") == lang.stem("attentions") == "attent"
+    assert lang.stem("어텐션") == "어텐션"
+    assert not lang.word_filter("은") and not lang.word_filter("the")
+    assert lang.word_filter("키") and lang.word_filter("query")
+    # The browser's stemmer knows the same endings as the index.
+    js = lang.js_stemmer_code
+    assert "var Stemmer = function" in js and "PorterStemmer" in js
+    assert all(f'"{e}"' in js for e in ext["korean_search"].ENDINGS)
+
+
+def test_colab_button_only_for_pages_with_a_notebook(ext, tmp_path):
+    has = ext["book_site"].has_colab_notebook
+    (tmp_path / "01_a.md").write_text("x")
+    (tmp_path / "01_a.ipynb").write_text("{}")
+    (tmp_path / "glossary.md").write_text("x")
+    assert has(tmp_path / "01_a.md")
+    assert not has(tmp_path / "glossary.md")
+    for chapter in book.chapter_sources():
+        assert has(chapter), f"{chapter.name} has no Colab notebook: run `make notebooks`"
+
+
+def test_glossary_table_anchors_are_unique(ext, glossary):
+    anchors = [ext["glossary_table"].term_anchor(t.en) for t in glossary]
+    assert len(anchors) == len(set(anchors))
+    assert ext["glossary_table"].term_anchor("Nadaraya–Watson regression") == (
+        "term-nadaraya-watson-regression"
+    )
+
+
+def test_language_wrapping_keeps_the_page_front_matter():
+    """_ext/bilingual.py must not drop front-matter keys such as a page's `mystnb:` settings."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import bilingual
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    text = (ROOT / "book" / "d2l_compat.md").read_text(encoding="utf-8")
+    wrapped = jupytext.reads(bilingual.wrap_language_cells(text), fmt="md:myst")
+    assert wrapped.metadata["mystnb"] == {"execution_mode": "force"}
+    assert wrapped.metadata["kernelspec"]["name"] == "python3"

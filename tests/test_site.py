@@ -1,0 +1,491 @@
+"""The website as readers use it, tested in a real browser (headless Chromium via Playwright).
+
+The site in ``_build/html`` is built once (``built_site``: only when missing or older than its
+sources, with the command of ``make book``), served on 127.0.0.1 and opened in Debian's
+Chromium (``/usr/bin/chromium``, or ``$D2LITE_CHROMIUM``); Playwright never downloads a
+browser here. ``make browser`` installs Chromium and a Hangul font when they are missing.
+
+Run them alone with ``python -m pytest -m book tests/test_site.py``. Screenshots of one
+chapter in each language mode land in ``_build/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import http.server
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote, urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+SITE = BUILD / "html"
+SCREENSHOTS = BUILD / "screenshots"
+STAMP = BUILD / ".site-built"  # written after a build that passed with -W
+RUN_STAMP = BUILD / ".site-run"  # the test run that built the site (shared with conftest)
+LOCK = BUILD / ".site.lock"
+LANG_KEY = "d2lite-book-lang"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Nothing outside the site: every other host name fails to resolve, at no cost per request.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+# Everything the site is made from: a newer file than the stamp means a rebuild.
+SOURCES = [
+    "_config.yml",
+    "_toc.yml",
+    "references.bib",
+    "book/*.md",
+    "book/*.csv",
+    "_ext/*.py",
+    "_static/*",
+    "_templates/*",
+    "d2lite/*.py",
+]
+
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
+
+
+# -- building and serving the site ------------------------------------------------------------
+
+
+def build_command() -> list[str]:
+    """The command of ``make book``: execute every chapter, warnings are errors."""
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    return [str(jupyter_book), "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
+
+
+def newest_source_mtime() -> float:
+    files = [p for pattern in SOURCES for p in ROOT.glob(pattern) if p.is_file()]
+    return max(p.stat().st_mtime for p in files)
+
+
+def site_is_fresh() -> bool:
+    """Whether the last build passed and nothing it is made from changed since."""
+    return (
+        (SITE / "index.html").is_file()
+        and STAMP.is_file()
+        and STAMP.stat().st_mtime >= newest_source_mtime()
+    )
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """``_build/html``, built (once, under a lock shared by xdist workers) if missing or stale.
+
+    A build by the ``site`` fixture of tests/conftest.py in this same run counts as fresh, and a
+    build here marks the run for it, so ``make test`` builds the site once.
+    """
+    BUILD.mkdir(exist_ok=True)
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
+    with open(LOCK, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            built_this_run = RUN_STAMP.is_file() and RUN_STAMP.read_text() == run_id
+            if not (built_this_run and (SITE / "index.html").is_file()) and not site_is_fresh():
+                started = time.time()
+                env = dict(os.environ, MPLBACKEND="Agg", D2LITE_STRICT_FONTS="1")
+                env["PYTHONPATH"] = os.pathsep.join(
+                    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+                )
+                proc = subprocess.run(
+                    build_command(), cwd=ROOT, env=env, capture_output=True, text=True,
+                    timeout=3000,
+                )  # fmt: skip
+                log = BUILD / "site-build.log"
+                log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+                if proc.returncode != 0:
+                    STAMP.unlink(missing_ok=True)
+                    tail = (proc.stdout + proc.stderr)[-6000:]
+                    pytest.fail(
+                        f"the website build failed (exit {proc.returncode}, full log in {log}):"
+                        f"\n{tail}"
+                    )
+                STAMP.write_text(f"built in {time.time() - started:.0f} s\n", encoding="utf-8")
+                RUN_STAMP.write_text(run_id, encoding="utf-8")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return SITE
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(built_site: Path) -> Iterator[str]:
+    """The built site served on a free port of 127.0.0.1; yields its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def chromium_path() -> str:
+    path = os.environ.get("D2LITE_CHROMIUM", "/usr/bin/chromium")
+    if not os.access(path, os.X_OK):
+        pytest.fail(
+            f"no Chromium at {path}: run `make browser` (installs Debian's chromium as root), "
+            "or point D2LITE_CHROMIUM at a Chromium/Chrome executable"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium from the system; Playwright gives each launch a fresh profile dir."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def is_outside(url: str) -> bool:
+    """Whether a request leaves the site served on 127.0.0.1 (inline data never does)."""
+    return not url.startswith(("data:", "blob:")) and urlparse(url).hostname != "127.0.0.1"
+
+
+@pytest.fixture
+def context(browser):
+    """A fresh browser context (empty localStorage) that records requests leaving 127.0.0.1."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx.outside_requests = []
+
+    def record(request):
+        if is_outside(request.url):
+            ctx.outside_requests.append(request.url)
+
+    ctx.on("request", record)
+    ctx.set_default_timeout(30_000)
+    yield ctx
+    ctx.close()
+
+
+# -- the pages --------------------------------------------------------------------------------
+
+
+def toc_pages() -> list[str]:
+    """Docnames of every page in _toc.yml, in reading order (root first)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return [n.removesuffix(".md").removesuffix(".ipynb") for n in names]
+
+
+def is_chapter(docname: str) -> bool:
+    return re.fullmatch(r"book/\d\d_\w+", docname) is not None
+
+
+def sample_chapter() -> str:
+    """The chapter used for the language and screenshot tests: the first numbered one."""
+    chapters = [d for d in toc_pages() if is_chapter(d) and not d.startswith("book/00_")]
+    return (chapters or [d for d in toc_pages() if is_chapter(d)] or toc_pages())[0]
+
+
+def open_page(context, server: str, docname: str):
+    page = context.new_page()
+    page.goto(f"{server}/{docname}.html", wait_until="load")
+    page.wait_for_selector(".lang-switch button")
+    return page
+
+
+def visible_counts(page) -> dict[str, list[int]]:
+    """For each language, [shown, hidden] numbers of its marked elements."""
+    return page.evaluate(
+        """() => {
+        const out = {};
+        for (const lang of ["ko", "en"]) {
+          const els = Array.from(document.querySelectorAll(".lang-" + lang));
+          const shown = els.filter((e) => getComputedStyle(e).display !== "none").length;
+          out[lang] = [shown, els.length - shown];
+        }
+        return out;
+      }"""
+    )
+
+
+def assert_mode(page, mode: str) -> None:
+    assert page.evaluate("document.documentElement.dataset.bookLang") == mode
+    pressed = page.eval_on_selector_all(
+        ".lang-switch button[aria-pressed=true]", "els => els.map(e => e.dataset.mode)"
+    )
+    assert pressed == [mode]
+    counts = visible_counts(page)
+    (ko_shown, ko_hidden), (en_shown, en_hidden) = counts["ko"], counts["en"]
+    assert ko_shown + ko_hidden > 0 and en_shown + en_hidden > 0, counts
+    if mode == "ko":
+        assert ko_hidden == 0 and en_shown == 0, counts
+    elif mode == "en":
+        assert en_hidden == 0 and ko_shown == 0, counts
+    else:
+        assert ko_hidden == 0 and en_hidden == 0, counts
+
+
+def wait_for_math(page, timeout_ms: int = 20_000) -> None:
+    """Wait until MathJax (if the page loads it) has typeset the page; AssertionError if not."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if page.locator("script[src*='mathjax']").count() == 0:
+        return
+    try:
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+            timeout=timeout_ms,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(f"{page.url}: MathJax did not load in {timeout_ms} ms") from None
+    page.evaluate("() => MathJax.startup.promise.then(() => true)")
+
+
+# -- tests ------------------------------------------------------------------------------------
+
+
+def test_the_toc_lists_a_chapter_and_every_page_was_built(built_site):
+    pages = toc_pages()
+    assert any(is_chapter(d) for d in pages), pages
+    missing = [d for d in pages if not (built_site / f"{d}.html").is_file()]
+    assert not missing, f"pages in _toc.yml without HTML: {missing}"
+
+
+def test_language_switch_shows_only_the_chosen_language(context, server):
+    page = open_page(context, server, sample_chapter())
+    assert_mode(page, "ko")  # the default, before any choice
+    for mode in ("en", "both", "ko"):
+        page.click(f".lang-switch button[data-mode={mode}]")
+        assert_mode(page, mode)
+    assert context.outside_requests == []
+
+
+def test_language_choice_persists_across_pages_and_reloads(context, server):
+    first, other = sample_chapter(), toc_pages()[0]
+    if other == first:
+        other = toc_pages()[1]
+    page = open_page(context, server, first)
+    page.click(".lang-switch button[data-mode=en]")
+    assert page.evaluate(f"localStorage.getItem('{LANG_KEY}')") == "en"
+    page.goto(f"{server}/{other}.html")
+    page.wait_for_selector(".lang-switch button")
+    assert_mode(page, "en")
+    page.reload()
+    page.wait_for_selector(".lang-switch button")
+    assert_mode(page, "en")
+    page.click(".lang-switch button[data-mode=both]")
+    second = open_page(context, server, first)  # another tab of the same browser profile
+    assert_mode(second, "both")
+
+
+def pages_with_math(site: Path) -> list[str]:
+    return [
+        d for d in toc_pages() if 'class="math' in (site / f"{d}.html").read_text(encoding="utf-8")
+    ]
+
+
+PAGE_REPORT_JS = """async () => {
+  const imgs = Array.from(document.images);
+  await Promise.all(imgs.map((img) => {
+    img.loading = "eager";
+    if (img.complete) return null;
+    return new Promise((done) => {
+      img.addEventListener("load", done);
+      img.addEventListener("error", done);
+    });
+  }));
+  const root = document.querySelector("article") || document.body;
+  const math = Array.from(root.querySelectorAll(".math"));
+  const clone = root.cloneNode(true);
+  clone.querySelectorAll("pre, code, script, style, mjx-container, .highlight")
+    .forEach((e) => e.remove());
+  return {
+    images: imgs.map((img) => ({src: img.currentSrc.slice(0, 80), width: img.naturalWidth})),
+    colab: Array.from(document.querySelectorAll("a[href*='colab.research.google.com']"))
+      .map((a) => a.href),
+    math: math.length,
+    untypeset: math.filter((e) => !e.querySelector("mjx-container")).length,
+    prose: clone.textContent,
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def page_reports(browser, server) -> dict[str, dict]:
+    """Open every page of the toc once (MathJax done, images loaded) and report what it shows."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+
+    def record(request):
+        if is_outside(request.url):
+            outside.append(request.url)
+
+    ctx.on("request", record)
+    reports = {}
+    try:
+        for docname in toc_pages():
+            page = ctx.new_page()
+            page.goto(f"{server}/{docname}.html", wait_until="load")
+            try:
+                wait_for_math(page)
+                math_error = None
+            except AssertionError as err:
+                math_error = str(err)
+            reports[docname] = page.evaluate(PAGE_REPORT_JS) | {"math_error": math_error}
+            page.close()
+    finally:
+        ctx.close()
+    reports["(outside requests)"] = outside
+    return reports
+
+
+def test_mathjax_is_served_by_the_site_itself(built_site):
+    sample = pages_with_math(built_site)
+    assert sample, "no page has math to typeset"
+    for docname in sample:
+        html = (built_site / f"{docname}.html").read_text(encoding="utf-8")
+        sources = re.findall(r'<script[^>]*src="([^"]*mathjax[^"]*)"', html, flags=re.I)
+        assert sources, f"{docname}: has math but loads no MathJax"
+        assert all(not re.match(r"(https?:)?//", src) for src in sources), sources
+        local = (built_site / docname).parent / sources[0].split("?")[0]
+        assert local.resolve().is_file(), local
+
+
+def test_math_is_typeset_with_no_raw_tex_left(page_reports, built_site):
+    sample = pages_with_math(built_site)
+    assert sample
+    for docname in sample:
+        report = page_reports[docname]
+        assert report["math_error"] is None, report["math_error"]
+        assert report["math"] > 0, docname
+        assert report["untypeset"] == 0, f"{docname}: {report['untypeset']} formulas untypeset"
+        raw = re.findall(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\$[^$\s][^$\n]*\$", report["prose"])
+        assert not raw, f"{docname}: raw TeX visible: {raw[:5]}"
+
+
+def test_every_image_of_every_page_loads(page_reports):
+    for docname in toc_pages():
+        images = page_reports[docname]["images"]
+        assert images, f"{docname}: no images at all (not even the logo)"
+        broken = [img["src"] for img in images if img["width"] == 0]
+        assert not broken, f"{docname}: images that did not load: {broken}"
+
+
+def test_pages_request_nothing_outside_the_site(page_reports):
+    assert page_reports["(outside requests)"] == []
+
+
+def test_each_chapter_colab_link_opens_a_notebook_in_the_repository(page_reports):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]
+    slug = urlparse(repo["url"]).path.strip("/")
+    prefix = f"https://colab.research.google.com/github/{slug}/blob/{repo.get('branch', 'main')}/"
+    chapters = 0
+    for docname in toc_pages():
+        links = page_reports[docname]["colab"]
+        if is_chapter(docname):
+            chapters += 1
+            assert links, f"{docname}: no Colab link"
+        for link in links:
+            assert link.startswith(prefix), f"{docname}: {link} is not under {prefix}"
+            target = ROOT / link.removeprefix(prefix)
+            assert target.suffix == ".ipynb", f"{docname}: {link} is not a notebook"
+            assert target.is_file(), f"{docname}: {target.relative_to(ROOT)} is not in the repo"
+            assert target.with_suffix(".md").is_file(), f"{target.name} has no source"
+    assert chapters > 0
+
+
+def search(context, server: str, query: str) -> list[str]:
+    """Docnames that the site's own search page lists for the query."""
+    page = context.new_page()
+    page.goto(f"{server}/search.html?q={quote(query)}", wait_until="load")
+    page.wait_for_function(
+        """() => {
+        const s = document.querySelector("#search-results .search-summary, p.search-summary");
+        return s && /\\d|found|no /i.test(s.textContent);
+      }"""
+    )
+    hrefs = page.eval_on_selector_all(
+        "#search-results ul.search li a", "els => els.map(e => e.href)"
+    )
+    page.close()
+    found = []
+    for href in hrefs:
+        path = urlparse(href).path.lstrip("/")
+        found.append(path.removesuffix(".html"))
+    return found
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("attention", "book/glossary"),  # English
+        ("어텐션", "book/glossary"),  # Korean
+        ("은닉", "book/glossary"),  # Korean, from the glossary table: 은닉 상태
+        ("그림", "book/index"),  # the landing page has only 그림의, 그림과, 그림은, 그림만 ...
+        ("어텐션이", "book/index"),  # the query's particle is stripped as well
+    ],
+    ids=["en", "ko", "ko-table", "ko-particle-in-text", "ko-particle-in-query"],
+)
+def test_search_finds_korean_and_english_terms(context, server, query, expected):
+    found = search(context, server, query)
+    assert expected in found, f"searching {query!r} found {found}"
+
+
+def test_screenshots_of_a_chapter_in_each_language_mode(context, server):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    docname = sample_chapter()
+    name = Path(docname).name
+    shots = {}
+    page = open_page(context, server, docname)
+    for mode in ("ko", "en", "both"):
+        page.evaluate(f"localStorage.setItem('{LANG_KEY}', '{mode}')")
+        page.reload(wait_until="load")
+        page.wait_for_selector(".lang-switch button")
+        wait_for_math(page)
+        assert_mode(page, mode)
+        path = SCREENSHOTS / f"{name}-{mode}.png"
+        page.screenshot(path=str(path), full_page=True)
+        shots[mode] = path.read_bytes()
+        assert shots[mode][:8] == b"\x89PNG\r\n\x1a\n" and len(shots[mode]) > 10_000, path
+    assert len(set(shots.values())) == 3, "the three language modes look the same"
+
+
+def test_build_command_is_the_one_of_make_book():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^book:.*\n((?:\t.*\n)+)", makefile, flags=re.M)
+    assert recipe, "Makefile has no book target"
+    line = next(x for x in recipe.group(1).splitlines() if "jupyter-book" in x)
+    assert line.split("jupyter-book", 1)[1].split() == build_command()[1:]
