@@ -1,6 +1,7 @@
 """Multi-head attention computed by reshaping, not by looping over heads (chapter 6).
 
-Generated from book/06_multihead.md by `python -m d2lite.export`; edit the chapter, not this file.
+Generated from book/06_multihead.md
+by `python -m d2lite.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
@@ -9,6 +10,7 @@ import torch
 from torch import Tensor, nn
 
 import d2lite as d2l
+from d2lite.attention import _check_qkv  # the shape checks of chapter 4
 
 
 def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
@@ -77,15 +79,12 @@ class MultiHeadAttention(nn.Module):
 
         p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the length.
         """
+        _check_qkv(queries, keys, values, same_size=False)
         for name, layer, x in (
             ("queries", self.W_q, queries),
             ("keys", self.W_k, keys),
             ("values", self.W_v, values),
         ):
-            if x.dim() != 3:
-                raise ValueError(
-                    f"{name} must have shape (batch, steps, features), got {tuple(x.shape)}"
-                )
             lazy = isinstance(layer, nn.modules.lazy.LazyModuleMixin)
             if not lazy and x.shape[-1] != layer.in_features:
                 raise ValueError(

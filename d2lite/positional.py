@@ -1,6 +1,7 @@
 """Sinusoidal positional encoding and local (windowed) self-attention (chapter 7).
 
-Generated from book/07_self_attention.md by `python -m d2lite.export`; edit the chapter, not this file.
+Generated from book/07_self_attention.md
+by `python -m d2lite.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
@@ -22,9 +23,9 @@ def local_attention_mask(num_steps: int, window: int, device=None) -> Tensor:
 
 
 def local_attention(queries: Tensor, keys: Tensor, values: Tensor, window: int) -> Tensor:
-    """Self-attention where position i sees positions j with |i - j| <= window, in O(n * window * d).
+    """Self-attention in which position i sees only positions j with |i - j| <= window.
 
-    queries, keys (batch, n, d) and values (batch, n, v) -> (batch, n, v).
+    queries, keys (batch, n, d) and values (batch, n, v) -> (batch, n, v); O(n * window * d).
     """
     if queries.dim() != 3 or keys.shape != queries.shape or values.shape[:2] != queries.shape[:2]:
         raise ValueError(
@@ -39,16 +40,15 @@ def local_attention(queries: Tensor, keys: Tensor, values: Tensor, window: int) 
     key_windows = F.pad(keys, (0, 0, window, window)).unfold(1, width, 1)  # (batch, n, d, r)
     value_windows = F.pad(values, (0, 0, window, window)).unfold(1, width, 1)  # (batch, n, v, r)
     scores = torch.einsum("bnd,bndr->bnr", queries, key_windows) / math.sqrt(d)
-    position = torch.arange(n, device=queries.device)[:, None] - window + torch.arange(
-        width, device=queries.device
-    )
+    offsets = torch.arange(width, device=queries.device) - window  # -w .. w
+    position = torch.arange(n, device=queries.device)[:, None] + offsets  # (n, r) of each slot
     outside = (position < 0) | (position >= n)  # (n, r): slots that are only padding
     weights = torch.softmax(scores.masked_fill(outside, float("-inf")), dim=-1)
     return torch.einsum("bnr,bnvr->bnv", weights, value_windows)
 
 
 class PositionalEncoding(nn.Module):
-    """Add sinusoidal position encodings: X (batch, n, num_hiddens) -> X + P[:, :n], then dropout."""
+    """Add sinusoidal position encodings: X (batch, n, num_hiddens) -> dropout(X + P[:, :n])."""
 
     def __init__(self, num_hiddens: int, dropout: float = 0.0, max_len: int = 1000) -> None:
         super().__init__()
