@@ -229,7 +229,9 @@ def train_seq2seq(
 
 def accuracy(net: nn.Module, data_iter: Iterable, device: torch.device | None = None) -> float:
     """Fraction of examples ``(X, y)`` whose arg-max logit equals the label."""
-    device = device if device is not None else next(net.parameters()).device
+    if device is None:
+        first = next(net.parameters(), None)
+        device = first.device if first is not None else try_gpu()
     was_training = net.training
     net.eval()
     correct = total = 0
