@@ -349,3 +349,20 @@ def test_fashion_mnist_published_digests_look_right():
     for digest in vision.FASHION_MNIST_FILES.values():
         assert len(digest) == 64 and int(digest, 16) >= 0
     assert len(vision.FASHION_MNIST_LABELS) == 10
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(batch_size=0), "batch_size must be a positive int, got 0"),
+        (dict(batch_size=4, resize=(28, 0)), r"resize must be a positive int or \(h, w\)"),
+        (dict(batch_size=4, resize=(1, 2, 3)), r"resize must be a positive int or \(h, w\)"),
+    ],
+)
+def test_fashion_mnist_rejects_bad_arguments_before_downloading(kwargs, message, monkeypatch):
+    def no_network(url: str, dest: Path, timeout: float = 60.0) -> None:
+        raise AssertionError("nothing may be fetched")
+
+    monkeypatch.setattr(vision, "_fetch", no_network)
+    with pytest.raises(ValueError, match=message):
+        d2l.load_data_fashion_mnist(**kwargs)
