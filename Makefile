@@ -15,7 +15,6 @@ CHROMIUM ?= /usr/bin/chromium
 
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
-export MPLBACKEND := Agg
 export D2LITE_CHROMIUM := $(CHROMIUM)
 
 .PHONY: install browser book test test-fast notebooks export bench lint clean

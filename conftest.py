@@ -21,6 +21,23 @@ _cell_outputs: dict[str, dict[int, list]] = {}
 _failed: set[str] = set()
 
 
+GLYPH_PROBLEMS = ("does not have a glyph", "missing from font", "missing from the font")
+
+
+def _glyph_problem(outputs) -> str | None:
+    """A missing-glyph report among a cell's outputs (IPython shows, not raises, those that
+    happen while it renders a figure at the end of a cell)."""
+    for out in outputs:
+        texts = [out.get("text", ""), out.get("evalue", ""), *out.get("traceback", [])]
+        texts += [str(v) for v in out.get("data", {}).values() if isinstance(v, str)]
+        for text in texts:
+            if isinstance(text, list):
+                text = "".join(text)
+            if any(p in text for p in GLYPH_PROBLEMS) and "<img" not in text:
+                return text[:500]
+    return None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -28,6 +45,10 @@ def pytest_runtest_makereport(item, call):
     if report.when != "call" or not hasattr(item, "cell_num"):
         return
     key = str(item.fspath)
+    problem = _glyph_problem(item.test_outputs or []) if report.passed else None
+    if problem:
+        report.outcome = "failed"
+        report.longrepr = f"a figure has a glyph its font cannot draw:\n{problem}"
     if report.failed:
         _failed.add(key)
     else:

@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 # Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
 from .rnn import *
+from .bptt import *
 from .pooling import *
 from .attention import *
 from .multihead import *

@@ -40,7 +40,11 @@ def transpose_output(X: Tensor, num_heads: int) -> Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head scaled dot-product attention; all heads computed at once by reshaping."""
+    """Multi-head scaled dot-product attention; all heads computed at once by reshaping.
+
+    Unlike d2l, which always uses nn.LazyLinear, query_size, key_size and value_size give
+    ordinary nn.Linear projections whose input sizes are checked.
+    """
 
     def __init__(
         self,

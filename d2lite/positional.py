@@ -48,7 +48,11 @@ def local_attention(queries: Tensor, keys: Tensor, values: Tensor, window: int) 
 
 
 class PositionalEncoding(nn.Module):
-    """Add sinusoidal position encodings: X (batch, n, num_hiddens) -> dropout(X + P[:, :n])."""
+    """Add sinusoidal position encodings: X (batch, n, num_hiddens) -> dropout(X + P[:, :n]).
+
+    Unlike d2l, P is a buffer (it moves with .to(device)) computed in float64 before rounding,
+    and an odd num_hiddens is refused.
+    """
 
     def __init__(self, num_hiddens: int, dropout: float = 0.0, max_len: int = 1000) -> None:
         super().__init__()

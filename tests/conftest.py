@@ -1,40 +1,76 @@
-"""Shared fixtures: the built website (one build per test run, shared by xdist workers)."""
+"""Shared fixtures: the built website, built once per test run and shared by xdist workers.
+
+`site` builds ``_build/html`` with the command of ``make book`` (every chapter executed or
+taken from the execution cache, warnings as errors) unless this test run already built it, or,
+outside ``make test``, unless the last passing build is newer than everything it is made from.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "_build" / "html"
+BUILD = ROOT / "_build"
+SITE = BUILD / "html"
+STAMP = BUILD / ".site-built"  # written after a build that passed with -W
+RUN_STAMP = BUILD / ".site-run"  # the test run that built the site
+# Everything the site is made from: a file newer than the stamp means a rebuild.
+SOURCES = [
+    "_config.yml",
+    "_toc.yml",
+    "references.bib",
+    "book/*.md",
+    "book/*.csv",
+    "_ext/*.py",
+    "_static/*",
+    "_templates/*",
+    "d2lite/*.py",
+]
 
 
 def build_command() -> list[str]:
-    """The same build that `make book` runs: every chapter executed, warnings are errors."""
+    """The command of `make book`: execute every chapter, warnings are errors."""
     jb = Path(sys.executable).with_name("jupyter-book")
-    return [str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going"]
+    return [str(jb), "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
+
+
+def site_is_fresh() -> bool:
+    """Whether the last build passed and nothing it is made from changed since."""
+    if not ((SITE / "index.html").is_file() and STAMP.is_file()):
+        return False
+    files = [p for pattern in SOURCES for p in ROOT.glob(pattern) if p.is_file()]
+    return STAMP.stat().st_mtime >= max(p.stat().st_mtime for p in files)
 
 
 @pytest.fixture(scope="session")
 def site() -> Path:
     """Build the website once per test run (xdist workers share it) and return its folder."""
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
-    (ROOT / "_build").mkdir(exist_ok=True)
-    stamp = ROOT / "_build" / ".site-run"
-    with FileLock(str(ROOT / "_build" / ".site.lock")):
-        if stamp.exists() and stamp.read_text() == run_id and (SITE / "index.html").exists():
+    BUILD.mkdir(exist_ok=True)
+    with FileLock(str(BUILD / ".site.lock")):
+        built_this_run = RUN_STAMP.is_file() and RUN_STAMP.read_text() == run_id
+        if (built_this_run and (SITE / "index.html").is_file()) or site_is_fresh():
             return SITE
-        env = dict(os.environ, MPLBACKEND="Agg", D2LITE_STRICT_FONTS="1")
+        started = time.time()
+        env = dict(os.environ, D2LITE_STRICT_FONTS="1")
+        env.pop("MPLBACKEND", None)  # kernels keep the inline backend, so figures show
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
         proc = subprocess.run(
             build_command(), cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000
         )
+        log = BUILD / "site-build.log"
+        log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
         if proc.returncode != 0:
+            STAMP.unlink(missing_ok=True)
             tail = (proc.stdout + proc.stderr)[-6000:]
-            pytest.fail(f"the website build failed (exit {proc.returncode}):\n{tail}")
-        stamp.write_text(run_id)
+            pytest.fail(f"the website build failed (exit {proc.returncode}, log {log}):\n{tail}")
+        STAMP.write_text(f"built in {time.time() - started:.0f} s\n", encoding="utf-8")
+        RUN_STAMP.write_text(run_id, encoding="utf-8")
     return SITE

@@ -11,15 +11,11 @@ chapter in each language mode land in ``_build/screenshots/``.
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import http.server
 import os
 import re
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlparse
@@ -27,13 +23,12 @@ from urllib.parse import quote, urlparse
 import pytest
 import yaml
 
+from conftest import build_command
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
-STAMP = BUILD / ".site-built"  # written after a build that passed with -W
-RUN_STAMP = BUILD / ".site-run"  # the test run that built the site (shared with conftest)
-LOCK = BUILD / ".site.lock"
 LANG_KEY = "d2lite-book-lang"
 CHROMIUM_FLAGS = [
     "--headless",
@@ -47,82 +42,17 @@ CHROMIUM_FLAGS = [
     # Nothing outside the site: every other host name fails to resolve, at no cost per request.
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
-# Everything the site is made from: a newer file than the stamp means a rebuild.
-SOURCES = [
-    "_config.yml",
-    "_toc.yml",
-    "references.bib",
-    "book/*.md",
-    "book/*.csv",
-    "_ext/*.py",
-    "_static/*",
-    "_templates/*",
-    "d2lite/*.py",
-]
 
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
 
 
-# -- building and serving the site ------------------------------------------------------------
-
-
-def build_command() -> list[str]:
-    """The command of ``make book``: execute every chapter, warnings are errors."""
-    jupyter_book = Path(sys.executable).with_name("jupyter-book")
-    return [str(jupyter_book), "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
-
-
-def newest_source_mtime() -> float:
-    files = [p for pattern in SOURCES for p in ROOT.glob(pattern) if p.is_file()]
-    return max(p.stat().st_mtime for p in files)
-
-
-def site_is_fresh() -> bool:
-    """Whether the last build passed and nothing it is made from changed since."""
-    return (
-        (SITE / "index.html").is_file()
-        and STAMP.is_file()
-        and STAMP.stat().st_mtime >= newest_source_mtime()
-    )
+# -- serving the site -------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
-def built_site() -> Path:
-    """``_build/html``, built (once, under a lock shared by xdist workers) if missing or stale.
-
-    A build by the ``site`` fixture of tests/conftest.py in this same run counts as fresh, and a
-    build here marks the run for it, so ``make test`` builds the site once.
-    """
-    BUILD.mkdir(exist_ok=True)
-    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
-    with open(LOCK, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            built_this_run = RUN_STAMP.is_file() and RUN_STAMP.read_text() == run_id
-            if not (built_this_run and (SITE / "index.html").is_file()) and not site_is_fresh():
-                started = time.time()
-                env = dict(os.environ, MPLBACKEND="Agg", D2LITE_STRICT_FONTS="1")
-                env["PYTHONPATH"] = os.pathsep.join(
-                    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-                )
-                proc = subprocess.run(
-                    build_command(), cwd=ROOT, env=env, capture_output=True, text=True,
-                    timeout=3000,
-                )  # fmt: skip
-                log = BUILD / "site-build.log"
-                log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-                if proc.returncode != 0:
-                    STAMP.unlink(missing_ok=True)
-                    tail = (proc.stdout + proc.stderr)[-6000:]
-                    pytest.fail(
-                        f"the website build failed (exit {proc.returncode}, full log in {log}):"
-                        f"\n{tail}"
-                    )
-                STAMP.write_text(f"built in {time.time() - started:.0f} s\n", encoding="utf-8")
-                RUN_STAMP.write_text(run_id, encoding="utf-8")
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return SITE
+def built_site(site: Path) -> Path:
+    """``_build/html``, built once per run by the ``site`` fixture of tests/conftest.py."""
+    return site
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
