@@ -21,6 +21,7 @@ from .rnn import *
 from .bptt import *
 from .pooling import *
 from .attention import *
+from .bahdanau import *
 from .multihead import *
 from .positional import *
 from .vit import *

@@ -636,7 +636,10 @@ def make_enko_corpus(
 
 
 def truncate_pad(line: Sequence[int], num_steps: int, padding_token: int) -> list[int]:
-    """Cut ``line`` to ``num_steps`` indices or pad it with ``padding_token`` up to that."""
+    """Cut ``line`` to ``num_steps`` indices or pad it with ``padding_token`` up to that.
+
+    Same as d2l, except that a non-positive ``num_steps`` raises ValueError.
+    """
     if not isinstance(num_steps, int) or num_steps <= 0:
         raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
     line = list(line)

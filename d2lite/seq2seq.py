@@ -77,7 +77,11 @@ class EncoderDecoder(nn.Module):
 
 
 class Seq2Seq(EncoderDecoder):
-    """The encoder–decoder for translation: ``net(src, dec_input, src_valid_len)``."""
+    """The encoder–decoder for translation: ``net(src, dec_input, src_valid_len)``.
+
+    Unlike d2l's Seq2Seq it holds no loss, optimiser or padding index: train it with
+    ``train_seq2seq``, which masks the padding.
+    """
 
 
 def _check_tokens(X: torch.Tensor, name: str = "X") -> None:
@@ -102,6 +106,7 @@ class Seq2SeqEncoder(Encoder):
     Returns ``(outputs, state)``: (batch, steps, num_hiddens) and (num_layers, batch,
     num_hiddens). With ``valid_lens`` the padding is skipped (packed sequences), so the final
     state is the state after each sentence's last real token and padded outputs are zero.
+    Unlike d2l, tensors are batch first and the padding never reaches the GRU.
     """
 
     def __init__(
@@ -132,7 +137,8 @@ class Seq2SeqDecoder(Decoder):
     """The plain GRU decoder: every step sees the same context, the encoder's final state.
 
     ``init_state`` → ``(context, hidden)``; ``forward(X, state)`` with X (batch, steps) →
-    logits (batch, steps, vocab_size) and the new state.
+    logits (batch, steps, vocab_size) and the new state. Unlike d2l, tensors are batch first
+    and the context is the encoder's final state of its top layer.
     """
 
     def __init__(
@@ -227,12 +233,18 @@ def _encode_sources(sentences, src_vocab, num_steps, device, tokenize):
 
 
 def _step_weights(decoder) -> torch.Tensor | None:
-    """The last step's attention weights of ``decoder``, (batch, keys), or None."""
+    """The last step's attention weights of ``decoder``, (batch, keys), or None.
+
+    ``attention_weights`` may be a list with one (batch, 1, keys) tensor per step, as in
+    d2l, or one (batch, steps, keys) tensor.
+    """
     if not isinstance(decoder, AttentionDecoder):
         return None
     w = decoder.attention_weights
-    if isinstance(w, (list, tuple)):
+    if isinstance(w, (list, tuple)):  # d2l style: one (batch, 1, keys) tensor per step
         w = w[-1]
+    if w.dim() == 3:  # (batch, steps, keys): keep the last step
+        w = w[:, -1, :]
     return w.reshape(w.shape[0], -1)
 
 
@@ -277,8 +289,8 @@ def predict_seq2seq(
     num_steps: int,
     device: torch.device | None = None,
     save_attention_weights: bool = False,
-    tokenize: Callable[[str], list[str]] = tokenize_en,
-    detokenize: Callable[[Sequence[str]], str] = detokenize_ko,
+    tokenize: Callable[[str], list[str]] | None = None,
+    detokenize: Callable[[Sequence[str]], str] | None = None,
     return_tokens: bool = False,
 ):
     """Greedy translation of one sentence → ``(text, attention_weights)``.
@@ -286,8 +298,13 @@ def predict_seq2seq(
     ``text`` is detokenised (Korean particles re-attached). ``attention_weights`` is a
     (output_tokens, num_steps) tensor, row i the weights over the padded source while emitting
     output token i (empty when not saved or the decoder has no attention). With
-    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``.
+    ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``. The source is
+    split by ``tokenize`` (default :func:`tokenize_en`) and the output joined by ``detokenize``
+    (default :func:`detokenize_ko`). Unlike d2l, the text is detokenised (Korean particles
+    re-attached) and the weights are one tensor.
     """
+    tokenize = tokenize or tokenize_en
+    detokenize = detokenize or detokenize_ko
     if not isinstance(src_sentence, str):
         raise ValueError(f"src_sentence must be a str, got {type(src_sentence).__name__}")
     device = device if device is not None else next(net.parameters()).device
@@ -310,10 +327,15 @@ def translate(
     num_steps: int,
     device: torch.device | None = None,
     batch_size: int = 256,
-    tokenize: Callable[[str], list[str]] = tokenize_en,
-    detokenize: Callable[[Sequence[str]], str] = detokenize_ko,
+    tokenize: Callable[[str], list[str]] | None = None,
+    detokenize: Callable[[Sequence[str]], str] | None = None,
 ) -> list[str]:
-    """Greedy translations of many sentences, decoded in batches of ``batch_size``."""
+    """Greedy translations of many sentences, decoded in batches of ``batch_size``.
+
+    ``tokenize`` and ``detokenize`` default to :func:`tokenize_en` and :func:`detokenize_ko`.
+    """
+    tokenize = tokenize or tokenize_en
+    detokenize = detokenize or detokenize_ko
     if isinstance(sentences, str):
         raise ValueError("sentences must be a list of str, got one str")
     device = device if device is not None else next(net.parameters()).device
@@ -342,7 +364,7 @@ def _ngrams(tokens: list[str], n: int) -> collections.Counter:
 
 
 def bleu(pred_seq, label_seq, k: int = 2) -> float:
-    """d2l's sentence BLEU in [0, 1]: brevity penalty times weighted n-gram precisions.
+    """Sentence BLEU in [0, 1]: a brevity penalty times weighted n-gram precisions.
 
     ``exp(min(0, 1 - len_label / len_pred)) * prod_{n=1..k} p_n ** (1 / 2**n)``, where p_n is
     the clipped n-gram precision of the prediction. Strings are split at spaces. Longer
@@ -353,7 +375,9 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     lengths over the whole corpus before taking the ratio (so a corpus score is not the mean
     of sentence scores), uses n = 1..4 with equal weights 1/4 in a geometric mean, applies its
     own tokeniser (13a) and, by default, smoothing for zero counts, and reports × 100. See
-    :func:`corpus_bleu` for the unsmoothed pooled version.
+    :func:`corpus_bleu` for the unsmoothed pooled version. The formula is d2l's; unlike d2l,
+    token lists are accepted too, and a prediction shorter than n words scores 0 instead of
+    dividing by zero.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")

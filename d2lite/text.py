@@ -135,7 +135,8 @@ class Vocab:
 
     Tokens (a list, or a list of token lists) are ordered by frequency, most frequent first,
     ties broken alphabetically so the mapping never depends on input order. Tokens seen fewer
-    than ``min_freq`` times map to ``<unk>``.
+    than ``min_freq`` times map to ``<unk>``. Unlike d2l, the four special tokens always come
+    first (so ``<pad>`` is 0) and ``to_tokens`` rejects out-of-range indices.
     """
 
     def __init__(
@@ -164,7 +165,7 @@ class Vocab:
     def __contains__(self, token: str) -> bool:
         return token in self.token_to_idx
 
-    def __getitem__(self, tokens):
+    def __getitem__(self, tokens: str | Sequence[str]) -> int | list[int]:
         """Index of a token (``<unk>``'s for unknown ones), or a list of indices for a list."""
         if isinstance(tokens, str):
             return self.token_to_idx.get(tokens, self.unk)
@@ -172,7 +173,7 @@ class Vocab:
             return [self.__getitem__(t) for t in tokens]
         raise ValueError(f"expected a token or a list of tokens, got {type(tokens).__name__}")
 
-    def to_tokens(self, indices):
+    def to_tokens(self, indices: int | Sequence[int] | torch.Tensor) -> str | list[str]:
         """Token of an index, or a list of tokens for a list / 1-D tensor of indices."""
         if isinstance(indices, torch.Tensor):
             if indices.dim() > 1:

@@ -5,9 +5,10 @@ an optional time budget, per-epoch evaluation, a returned history and the loss f
 What one batch means is a function ``batch_loss(net, batch) -> (mean_loss, weight)``;
 :func:`train_seq2seq` and :func:`train_classifier` are thin wrappers that supply it.
 
-In a notebook that a person runs, the figure is redrawn while training (at most every few
-seconds); when the run ends, or when the notebook is executed without a person (CI, the book
-build, ``CI`` set), one static figure in both languages is left, drawn by ``d2l.bilingual``.
+In a notebook that a person runs, a progress bar shows and the figure is redrawn while training
+(at most every few seconds); when the run ends, or when the notebook is executed without a
+person (the book build, nbval, ``CI`` set), one static figure in both languages is left, drawn
+by ``d2l.bilingual``, and no progress bar is printed.
 """
 
 from __future__ import annotations
@@ -56,13 +57,17 @@ def _label(key: str, t: Callable[[str, str], str]) -> str:
     return t(ko, en)
 
 
-def plot_history(history: dict, title: tuple[str, str] | None = None) -> None:
+def plot_history(
+    history: dict,
+    title: tuple[str, str] | None = None,
+    caption: tuple[str, str] | None = None,
+) -> None:
     """Draw a history's curves against the epoch, once per language (``d2l.bilingual``)."""
     keys = [k for k in history if k not in ("epoch", "seconds") and history[k]]
     if not keys or not history.get("epoch"):
         raise ValueError(f"history has no curves to draw: keys {sorted(history)}")
 
-    @bilingual
+    @bilingual(caption=caption)
     def _(t):
         ax = None
         for key in keys:
@@ -78,6 +83,23 @@ def plot_history(history: dict, title: tuple[str, str] | None = None) -> None:
 _FMTS = ("-", "m--", "g-.", "r:", "c-")
 
 
+def _watched() -> bool:
+    """Whether a person runs this notebook (Jupyter, Colab), not a batch executor.
+
+    Executors such as nbclient (the book build) and nbval (the tests) send their cells with
+    ``allow_stdin=False``; the kernel keeps that flag, while interactive front ends allow
+    ``input()``. ``CI`` in the environment always means nobody is watching.
+    """
+    if os.environ.get("CI"):
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)  # None in plain Python and terminal IPython
+    return bool(getattr(kernel, "_allow_stdin", False))
+
+
 class _LivePlot:
     """Redraws the curves in a notebook that a person is watching, at most every few seconds."""
 
@@ -85,16 +107,10 @@ class _LivePlot:
         self.handle = None
         self.interval = interval
         self.last = time.perf_counter()
-        if not enabled or os.environ.get("CI"):
+        if not enabled:
             return
-        try:
-            from IPython import get_ipython
-            from IPython.display import HTML, display
-        except ImportError:
-            return
-        shell = get_ipython()
-        if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
-            return
+        from IPython.display import HTML, display
+
         self.handle = display(HTML(""), display_id=True)
 
     def update(self, history: dict) -> None:
@@ -133,6 +149,7 @@ def fit(
     max_seconds: float | None = None,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     plot: bool = True,
+    caption: tuple[str, str] | None = None,
     desc: str | None = None,
 ) -> dict[str, list[float]]:
     """Train ``net`` for ``num_epochs`` (or until ``max_seconds`` of wall time) and return
@@ -140,7 +157,8 @@ def fit(
 
     ``batch_loss(net, batch)`` gets the batch already on ``device`` and returns the mean loss
     and its weight (e.g. the number of tokens). Gradients are clipped to norm ``clip_grad``
-    (``None``: no clipping). ``evaluate(net)`` runs after every epoch in eval mode.
+    (``None``: no clipping). ``evaluate(net)`` runs after every epoch in eval mode. With
+    ``plot`` the curves are drawn at the end (``caption``: a (Korean, English) pair).
     """
     if not isinstance(num_epochs, int) or num_epochs < 1:
         raise ValueError(f"num_epochs must be a positive int, got {num_epochs!r}")
@@ -157,9 +175,11 @@ def fit(
             raise ValueError(f"optimizer must be one of {sorted(choices)}, got {optimizer!r}")
         optimizer = choices[optimizer](params, lr=lr, weight_decay=weight_decay)
     history: dict[str, list[float]] = {"epoch": [], "loss": [], "seconds": []}
-    live = _LivePlot(plot)
+    watched = _watched()
+    live = _LivePlot(plot and watched)
+    epochs = range(1, num_epochs + 1)
     start = time.perf_counter()
-    for epoch in progress(range(1, num_epochs + 1), total=num_epochs, desc=desc):
+    for epoch in progress(epochs, total=num_epochs, desc=desc) if watched else epochs:
         net.train()
         total, weight = 0.0, 0.0
         for batch in train_iter:
@@ -189,7 +209,7 @@ def fit(
     live.close()
     net.eval()
     if plot:
-        plot_history(history)
+        plot_history(history, caption=caption)
     return history
 
 
@@ -218,12 +238,14 @@ def train_seq2seq(
     max_seconds: float | None = None,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     plot: bool = True,
+    caption: tuple[str, str] | None = None,
 ) -> dict[str, list[float]]:
     """Train an encoder–decoder on batches ``(X, X_valid_len, Y, Y_valid_len)`` with teacher
     forcing; the history's ``loss`` is the mean cross-entropy per target token."""
     return fit(
         net, data_iter, num_epochs, lr, seq2seq_batch_loss(tgt_vocab), device=device,
         clip_grad=clip_grad, max_seconds=max_seconds, evaluate=evaluate, plot=plot,
+        caption=caption,
     )  # fmt: skip
 
 
@@ -267,6 +289,7 @@ def train_classifier(
     clip_grad: float | None = None,
     max_seconds: float | None = None,
     plot: bool = True,
+    caption: tuple[str, str] | None = None,
 ) -> dict[str, list[float]]:
     """Train a classifier on ``(X, y)`` batches with cross-entropy; the history has ``loss``
     and, with ``test_iter``, ``test_acc`` after every epoch."""
@@ -278,5 +301,5 @@ def train_classifier(
     return fit(
         net, train_iter, num_epochs, lr, _classifier_loss, device=device, optimizer=optimizer,
         weight_decay=weight_decay, clip_grad=clip_grad, max_seconds=max_seconds,
-        evaluate=evaluate if test_iter is not None else None, plot=plot,
+        evaluate=evaluate if test_iter is not None else None, plot=plot, caption=caption,
     )  # fmt: skip

@@ -99,3 +99,9 @@ def test_train_classifier_learns_a_separable_problem():
     assert d2l.accuracy(net, test_iter) == history["test_acc"][-1]
     with pytest.raises(ValueError, match="logits"):
         d2l.accuracy(nn.Sequential(nn.Linear(2, 1), nn.Flatten(0)), test_iter)  # (batch,) logits
+
+
+def test_nobody_watches_outside_a_notebook():
+    from d2lite.train import _watched
+
+    assert not _watched()

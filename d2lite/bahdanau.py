@@ -1,0 +1,75 @@
+"""Chapter 5: a GRU decoder with Bahdanau (additive) attention over the encoder states.
+
+Generated from book/05_bahdanau.md
+by `python -m d2lite.export`; edit the chapter, not this file.
+"""
+
+# ruff: noqa: I001  (imports stay in the order the chapter introduces them)
+
+import torch
+from torch import nn
+
+import d2lite as d2l
+
+
+class Seq2SeqAttentionDecoder(d2l.AttentionDecoder):
+    """A GRU decoder that attends to the encoder states with additive attention.
+
+    init_state((enc_outputs (batch, src_steps, num_hiddens), enc_state (num_layers, batch,
+    num_hiddens)), enc_valid_lens (batch,)) -> state; forward(X (batch, steps), state) ->
+    logits (batch, steps, vocab_size) and the new state. ``attention_weights`` holds the
+    weights of the last forward pass, (batch, steps, src_steps); unlike d2l, it is one tensor
+    rather than a list, and tensors are batch first.
+    """
+
+    def __init__(
+        self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int,
+        dropout: float = 0,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.num_hiddens = num_hiddens
+        self.attention = d2l.AdditiveAttention(
+            num_hiddens, dropout, query_size=num_hiddens, key_size=num_hiddens
+        )
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+        self._attention_weights = torch.zeros(0)
+
+    def init_state(self, enc_all_outputs, enc_valid_lens=None):
+        enc_outputs, hidden_state = enc_all_outputs
+        return enc_outputs, hidden_state, enc_valid_lens
+
+    def forward(self, X: torch.Tensor, state):
+        enc_outputs, hidden_state, enc_valid_lens = state
+        if X.dim() != 2:
+            raise ValueError(f"X must have shape (batch, steps), got {tuple(X.shape)}")
+        expected = (X.shape[0], enc_outputs.shape[1], self.num_hiddens)
+        if tuple(enc_outputs.shape) != expected:
+            raise ValueError(
+                f"encoder outputs must have shape {expected}, got {tuple(enc_outputs.shape)}"
+            )
+        embs = self.embedding(X)  # (batch, steps, embed_size)
+        outputs, weights = [], []
+        for t in range(X.shape[1]):
+            # The query is the previous state s_{t'-1} of the top layer: (batch, 1, num_hiddens).
+            query = hidden_state[-1].unsqueeze(1)
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+            step_input = torch.cat((context, embs[:, t : t + 1]), dim=-1)
+            output, hidden_state = self.rnn(step_input, hidden_state)
+            outputs.append(output)
+            weights.append(self.attention.attention_weights)  # (batch, 1, src_steps)
+        self._attention_weights = torch.cat(weights, dim=1)
+        logits = self.dense(torch.cat(outputs, dim=1))  # (batch, steps, vocab_size)
+        return logits, (enc_outputs, hidden_state, enc_valid_lens)
+
+    @property
+    def attention_weights(self) -> torch.Tensor:
+        return self._attention_weights
+
+
+__all__ = [
+    "Seq2SeqAttentionDecoder",
+]
