@@ -33,7 +33,9 @@ class PatchEmbedding(nn.Module):
 
     m = (h / p_h) * (w / p_w). A convolution whose kernel and stride both equal the patch size
     sees every patch exactly once and applies the same linear map to each. ``in_channels=None``
-    infers the channel count at the first call (``nn.LazyConv2d``), as d2l does.
+    infers the channel count at the first call (``nn.LazyConv2d``), as d2l does. Unlike d2l, an
+    image size that the patch size does not divide raises ``ValueError`` instead of silently
+    dropping the border pixels; sizes may be an int or a pair (h, w).
     """
 
     def __init__(
@@ -73,7 +75,8 @@ class PatchEmbedding(nn.Module):
 class ViTMLP(nn.Module):
     """The block's MLP, Linear -> GELU -> Dropout -> Linear -> Dropout: (..., d) -> (..., outputs).
 
-    ``num_inputs=None`` infers the input width at the first call (``nn.LazyLinear``).
+    ``num_inputs=None`` infers the input width at the first call (``nn.LazyLinear``), as d2l does;
+    unlike d2l, ``num_inputs`` can also fix it.
     """
 
     def __init__(
@@ -98,8 +101,8 @@ class ViTMLP(nn.Module):
 class ViTBlock(nn.Module):
     """Pre-norm Transformer encoder block: X + MHA(LN(X)), then X + MLP(LN(X)).
 
-    X (batch, steps, num_hiddens) -> same shape. After a call, ``attention_weights`` holds the
-    weights of that call as (batch, num_heads, steps, steps).
+    X (batch, steps, num_hiddens) -> same shape. Unlike d2l, the block keeps the attention
+    weights of its last call in ``attention_weights``, as (batch, num_heads, steps, steps).
     """
 
     def __init__(
@@ -145,7 +148,8 @@ class ViT(nn.Module):
 
     Stem: patch embedding, a learnable [CLS] token and learnable position embeddings. Body:
     ``num_blks`` pre-norm blocks. Head: LayerNorm and a linear layer on the [CLS] output.
-    ``lr`` is stored for the training loop, as in d2l.
+    Unlike d2l's ``ViT`` (a ``d2l.Classifier``), this is a plain ``nn.Module`` trained with
+    ``d2l.train_classifier``; ``lr`` is only stored, and ``in_channels`` may fix the channel count.
     """
 
     def __init__(
