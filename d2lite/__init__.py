@@ -12,6 +12,7 @@ from .hangul import *
 from .data import *
 from .seq2seq import *
 from .train import *
+from .vision import *
 
 __version__ = "0.1.0"
 
@@ -24,3 +25,4 @@ from .bahdanau import *
 from .multihead import *
 from .positional import *
 from .transformer import *
+from .vit import *

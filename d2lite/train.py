@@ -14,7 +14,6 @@ by ``d2l.bilingual``, and no progress bar is printed.
 from __future__ import annotations
 
 import io
-import os
 import time
 from collections.abc import Callable, Iterable
 
@@ -27,6 +26,7 @@ from .plot import bilingual
 from .plot import plot as _curves
 from .seq2seq import masked_cross_entropy
 from .text import Vocab
+from .utils import is_watched as _watched
 from .utils import progress, try_gpu
 
 __all__ = [
@@ -81,23 +81,6 @@ def plot_history(
 
 
 _FMTS = ("-", "m--", "g-.", "r:", "c-")
-
-
-def _watched() -> bool:
-    """Whether a person runs this notebook (Jupyter, Colab), not a batch executor.
-
-    Executors such as nbclient (the book build) and nbval (the tests) send their cells with
-    ``allow_stdin=False``; the kernel keeps that flag, while interactive front ends allow
-    ``input()``. ``CI`` in the environment always means nobody is watching.
-    """
-    if os.environ.get("CI"):
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    kernel = getattr(get_ipython(), "kernel", None)  # None in plain Python and terminal IPython
-    return bool(getattr(kernel, "_allow_stdin", False))
 
 
 class _LivePlot:

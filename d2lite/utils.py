@@ -15,6 +15,7 @@ __all__ = [
     "check_shape",
     "cpu",
     "gpu",
+    "is_watched",
     "num_gpus",
     "progress",
     "set_seed",
@@ -119,9 +120,26 @@ class Timer:
         return self.sum() / len(self.times) if self.times else 0.0
 
 
+def is_watched() -> bool:
+    """Whether a person runs this notebook (Jupyter, Colab), not a batch executor.
+
+    Executors such as nbclient (the book build) and nbval (the tests) send their cells with
+    ``allow_stdin=False``; the kernel keeps that flag, while interactive front ends allow
+    ``input()``. ``CI`` in the environment always means nobody is watching.
+    """
+    if os.environ.get("CI"):
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)  # None in plain Python and terminal IPython
+    return bool(getattr(kernel, "_allow_stdin", False))
+
+
 def progress(iterable: Iterable, total: int | None = None, desc: str | None = None, **kwargs):
-    """A tqdm progress bar that adapts to notebooks and stays quiet in CI (``CI`` set)."""
+    """A tqdm progress bar for a person watching; silent under executors, tests and CI."""
     from tqdm.auto import tqdm
 
-    disable = kwargs.pop("disable", bool(os.environ.get("CI")))
+    disable = kwargs.pop("disable", not is_watched())
     return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, **kwargs)

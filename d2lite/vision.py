@@ -1,0 +1,255 @@
+"""Image data for the vision chapter: scikit-learn's 8×8 digits and an optional Fashion-MNIST.
+
+The digits ship inside scikit-learn, so the book and its tests never download anything.
+Fashion-MNIST (28×28) is for readers with a GPU (Colab): it is downloaded once, checked
+against published SHA-256 digests and cached; no chapter or test downloads it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import struct
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+__all__ = [
+    "FASHION_MNIST_FILES",
+    "FASHION_MNIST_LABELS",
+    "FASHION_MNIST_MIRRORS",
+    "download_verified",
+    "load_data_digits",
+    "load_data_fashion_mnist",
+    "load_digits_tensors",
+    "read_idx",
+    "sha256_of",
+]
+
+
+# -- the 8×8 digits that ship with scikit-learn -----------------------------------------------
+
+
+def load_digits_tensors(
+    test_fraction: float = 0.2, seed: int = 0
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The 1,797 scikit-learn digits split (stratified, seeded) and standardised.
+
+    Returns ``X_train`` (n_train, 1, 8, 8), ``y_train`` (n_train,), ``X_test``, ``y_test``.
+    Pixels (0–16) are standardised with the mean and standard deviation of the training
+    images only, so nothing about the test images leaks into training.
+    """
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must lie strictly between 0 and 1, got {test_fraction}")
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    images = digits.images.astype(np.float32)  # (1797, 8, 8), values 0..16
+    X_tr, X_te, y_tr, y_te = train_test_split(
+        images,
+        digits.target,
+        test_size=test_fraction,
+        random_state=seed,
+        stratify=digits.target,
+    )
+    mean, std = X_tr.mean(), X_tr.std()
+    X_tr, X_te = (X_tr - mean) / std, (X_te - mean) / std
+    return (
+        torch.from_numpy(X_tr).unsqueeze(1),
+        torch.from_numpy(y_tr).long(),
+        torch.from_numpy(X_te).unsqueeze(1),
+        torch.from_numpy(y_te).long(),
+    )
+
+
+def load_data_digits(
+    batch_size: int = 64, test_fraction: float = 0.2, seed: int = 0
+) -> tuple[DataLoader, DataLoader]:
+    """DataLoaders over the 8×8 digits: minibatches X (batch, 1, 8, 8) and y (batch,).
+
+    The training loader shuffles with its own generator seeded by ``seed``, so the order of
+    minibatches repeats from run to run whatever else used the global random state.
+    """
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    X_tr, y_tr, X_te, y_te = load_digits_tensors(test_fraction, seed)
+    generator = torch.Generator().manual_seed(seed)
+    train_iter = DataLoader(
+        TensorDataset(X_tr, y_tr), batch_size=batch_size, shuffle=True, generator=generator
+    )
+    test_iter = DataLoader(TensorDataset(X_te, y_te), batch_size=batch_size, shuffle=False)
+    return train_iter, test_iter
+
+
+# -- Fashion-MNIST: download once, verify, cache ----------------------------------------------
+
+#: Where the four archives can be fetched from, tried in order.
+FASHION_MNIST_MIRRORS = [
+    "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+    "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/",
+]
+
+#: SHA-256 digests of the published archives (Zalando Research's Fashion-MNIST release).
+FASHION_MNIST_FILES = {
+    "train-images-idx3-ubyte.gz": (
+        "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84"
+    ),
+    "train-labels-idx1-ubyte.gz": (
+        "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845"
+    ),
+    "t10k-images-idx3-ubyte.gz": (
+        "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073"
+    ),
+    "t10k-labels-idx1-ubyte.gz": (
+        "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"
+    ),
+}
+
+#: Class names, index = label.
+FASHION_MNIST_LABELS = [
+    "t-shirt",
+    "trouser",
+    "pullover",
+    "dress",
+    "coat",
+    "sandal",
+    "shirt",
+    "sneaker",
+    "bag",
+    "ankle boot",
+]
+
+_CACHE_ENV = "D2LITE_DATA"
+
+
+def _default_root() -> Path:
+    return Path(os.environ.get(_CACHE_ENV, Path.home() / ".cache" / "d2lite")).expanduser()
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The hexadecimal SHA-256 digest of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fetch(url: str, dest: Path, timeout: float = 60.0) -> None:
+    """Copy the bytes at ``url`` into ``dest`` (tests replace this to stay offline)."""
+    with urllib.request.urlopen(url, timeout=timeout) as response, open(dest, "wb") as out:
+        for block in iter(lambda: response.read(1 << 20), b""):
+            out.write(block)
+
+
+def download_verified(
+    name: str, mirrors: list[str], sha256: str, root: str | os.PathLike | None = None
+) -> Path:
+    """Return the cached path of file ``name``, downloading it first if needed.
+
+    A cached file is used only when its SHA-256 equals ``sha256``; otherwise it is fetched
+    again from the first mirror that answers. A download whose digest differs raises
+    ``ValueError`` (expected vs received digest) and leaves nothing in the cache.
+    """
+    if not mirrors:
+        raise ValueError(f"no mirror given for {name}")
+    root = Path(root) if root is not None else _default_root()
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / name
+    if path.exists():
+        if sha256_of(path) == sha256:
+            return path
+        path.unlink()  # a stale or damaged copy: fetch it again
+    tmp = path.with_name(path.name + ".part")
+    errors = []
+    for base in mirrors:
+        url = base.rstrip("/") + "/" + name
+        try:
+            _fetch(url, tmp)
+        except (urllib.error.URLError, OSError) as err:
+            errors.append(f"{url}: {err}")
+            tmp.unlink(missing_ok=True)
+            continue
+        got = sha256_of(tmp)
+        if got != sha256:
+            tmp.unlink()
+            raise ValueError(f"sha256 mismatch for {name} from {url}: expected {sha256}, got {got}")
+        os.replace(tmp, path)
+        return path
+    raise OSError(f"could not download {name}; tried:\n  " + "\n  ".join(errors))
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Read a gzipped IDX file (the MNIST format): uint8 images (n, rows, cols) or labels (n,)."""
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise ValueError(f"{path}: {len(data)} bytes is too short for an IDX header")
+    magic, count = struct.unpack(">II", data[:8])
+    if magic == 2049:  # labels
+        shape, offset = (count,), 8
+    elif magic == 2051:  # images
+        rows, cols = struct.unpack(">II", data[8:16])
+        shape, offset = (count, rows, cols), 16
+    else:
+        raise ValueError(f"{path}: IDX magic number must be 2049 or 2051, got {magic}")
+    expected = int(np.prod(shape))
+    if len(data) - offset != expected:
+        raise ValueError(
+            f"{path}: header promises shape {shape} ({expected} bytes), "
+            f"the file holds {len(data) - offset}"
+        )
+    return np.frombuffer(data, dtype=np.uint8, offset=offset).reshape(shape)
+
+
+def load_data_fashion_mnist(
+    batch_size: int,
+    resize: int | tuple[int, int] | None = None,
+    root: str | os.PathLike | None = None,
+    seed: int = 0,
+) -> tuple[DataLoader, DataLoader]:
+    """Fashion-MNIST loaders (downloads ~30 MB once): X (batch, 1, h, w) in [0, 1], y (batch,).
+
+    Images are 28×28 unless ``resize`` is given (an int or ``(h, w)``; resized per minibatch
+    with bilinear interpolation). The cache lives in ``root``, by default ``$D2LITE_DATA`` or
+    ``~/.cache/d2lite``. Meant for Colab or a GPU; the book's chapters use the digits.
+    """
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if resize is not None:
+        size = (resize, resize) if isinstance(resize, int) else tuple(resize)
+        if len(size) != 2 or min(size) < 1:
+            raise ValueError(f"resize must be a positive int or (h, w), got {resize!r}")
+    paths = {
+        name: download_verified(name, FASHION_MNIST_MIRRORS, digest, root)
+        for name, digest in FASHION_MNIST_FILES.items()
+    }
+
+    def split(prefix: str) -> TensorDataset:
+        images = read_idx(paths[f"{prefix}-images-idx3-ubyte.gz"])
+        labels = read_idx(paths[f"{prefix}-labels-idx1-ubyte.gz"])
+        if len(images) != len(labels):
+            raise ValueError(f"{prefix}: {len(images)} images but {len(labels)} labels")
+        return TensorDataset(torch.from_numpy(images.copy()), torch.from_numpy(labels.copy()))
+
+    def collate(batch):
+        X = torch.stack([x for x, _ in batch]).unsqueeze(1).float() / 255
+        y = torch.stack([y for _, y in batch]).long()
+        if resize is not None and X.shape[-2:] != size:
+            X = F.interpolate(X, size=size, mode="bilinear", align_corners=False)
+        return X, y
+
+    generator = torch.Generator().manual_seed(seed)
+    train_iter = DataLoader(
+        split("train"), batch_size, shuffle=True, collate_fn=collate, generator=generator
+    )
+    test_iter = DataLoader(split("t10k"), batch_size, shuffle=False, collate_fn=collate)
+    return train_iter, test_iter
