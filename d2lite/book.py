@@ -100,14 +100,8 @@ def references_of(text: str) -> list[str]:
 
 
 def numbers_of(text: str) -> list[str]:
-    """Numbers written in the prose (outside math and code), sorted."""
-    text = CODE_FENCE.sub(" ", text)
-    text = DISPLAY_MATH.sub(" ", text)
-    text = INLINE_CODE.sub(" ", text)
-    text = INLINE_MATH.sub(" ", text)
-    text = ROLE.sub(" ", text)
-    text = re.sub(r"\]\([^)]*\)", "]", text)
-    text = re.sub(r":\w+:.*", " ", text)  # directive options such as :width: 80%
+    """Numbers written in the prose (outside math, code and markup), sorted."""
+    text = re.sub(r":\w+:.*", " ", _prose_only(text))  # directive options such as :width: 80%
     return sorted(n.replace("−", "-").replace(",", "") for n in NUMBER.findall(text))
 
 
