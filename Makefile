@@ -54,7 +54,7 @@ bench: install
 	$(PY) -m d2lite.bench
 
 lint: install
-	$(PY) -m ruff check d2lite tests _ext
+	$(PY) -m ruff check d2lite tests _ext conftest.py tools
 
 clean:
 	rm -rf _build

@@ -128,9 +128,9 @@ def test_colab_notebooks_install_d2lite_from_the_configured_repository():
 
 
 def test_ruff_is_clean():
+    paths = ["d2lite", "tests", "_ext", "conftest.py", "tools"]
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "d2lite", "tests", "_ext"], cwd=ROOT,
-        capture_output=True, text=True,
+        [sys.executable, "-m", "ruff", "check", *paths], cwd=ROOT, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
