@@ -26,8 +26,7 @@ from .plot import bilingual
 from .plot import plot as _curves
 from .seq2seq import masked_cross_entropy
 from .text import Vocab
-from .utils import is_watched as _watched
-from .utils import progress, try_gpu
+from .utils import is_watched, progress, try_gpu
 
 __all__ = [
     "accuracy",
@@ -158,11 +157,10 @@ def fit(
             raise ValueError(f"optimizer must be one of {sorted(choices)}, got {optimizer!r}")
         optimizer = choices[optimizer](params, lr=lr, weight_decay=weight_decay)
     history: dict[str, list[float]] = {"epoch": [], "loss": [], "seconds": []}
-    watched = _watched()
-    live = _LivePlot(plot and watched)
+    live = _LivePlot(plot and is_watched())
     epochs = range(1, num_epochs + 1)
     start = time.perf_counter()
-    for epoch in progress(epochs, total=num_epochs, desc=desc) if watched else epochs:
+    for epoch in progress(epochs, total=num_epochs, desc=desc):  # silent unless watched
         net.train()
         total, weight = 0.0, 0.0
         for batch in train_iter:

@@ -102,6 +102,4 @@ def test_train_classifier_learns_a_separable_problem():
 
 
 def test_nobody_watches_outside_a_notebook():
-    from d2lite.train import _watched
-
-    assert not _watched()
+    assert not d2l.is_watched()
