@@ -47,11 +47,11 @@ test-fast: install
 	$(PY) -m pytest -m "not book" tests
 
 notebooks: install
-	$(PY) -m d2lite.export
-	$(PY) -m d2lite.book notebooks
+	$(PY) -m tools.export
+	$(PY) -m tools.book notebooks
 
 bench: install
-	$(PY) -m d2lite.bench
+	$(PY) -m tools.bench
 
 lint: install
 	$(PY) -m ruff check d2lite tests _ext conftest.py tools

@@ -2,7 +2,7 @@
 
 * The theme offers a "launch in Colab" button on every executable page and, when a page has
   no committed ``.ipynb`` beside its ``.md``, points it at the ``.md`` (which Colab cannot
-  open). Only chapters get Colab notebooks (``python -m d2lite.book notebooks``), so the
+  open). Only chapters get Colab notebooks (``python -m tools.book notebooks``), so the
   button is removed from every other page (the landing page and the appendix).
 """
 

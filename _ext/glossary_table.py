@@ -6,7 +6,7 @@ Usage in a page (the path is relative to the page)::
     ```
 
 The table has one row per term, sorted by the English term: English, 한국어, the other
-accepted spellings, and whether the bilingual checker (``python -m d2lite.book check``)
+accepted spellings, and whether the bilingual checker (``python -m tools.book check``)
 enforces the term. Each row gets the anchor ``term-<english-term>`` so pages can link to it,
 and the page is rebuilt whenever the CSV changes.
 """
@@ -14,12 +14,14 @@ and the page is rebuilt whenever the CSV changes.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from d2lite.book import load_glossary
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tools.book import load_glossary  # noqa: E402
 
 HEADERS = ("영어 · English", "한국어 · Korean", "다른 표기 · Also written", "검사 · Checked")
 WIDTHS = (26, 26, 38, 10)

@@ -2,7 +2,7 @@
 
 ``import d2lite as d2l`` gives the familiar *Dive into Deep Learning* names in one flat
 namespace. Hand-written helpers come first; the modules generated from chapters (see
-``d2lite.export``) follow in chapter order, so later chapters can build on earlier ones.
+``tools/export.py``) follow in chapter order, so later chapters can build on earlier ones.
 """
 
 from .utils import *
@@ -16,7 +16,7 @@ from .vision import *
 
 __version__ = "0.1.0"
 
-# Chapter modules, generated from book/ by `python -m d2lite.export`, in chapter order:
+# Chapter modules, generated from book/ by `python -m tools.export`, in chapter order:
 from .rnn import *
 from .bptt import *
 from .pooling import *

@@ -1,7 +1,7 @@
 """Masked softmax, scaled dot-product attention and additive attention (chapter 4).
 
 Generated from book/04_attention_scoring.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

@@ -1,7 +1,7 @@
 """Chapter 5: a GRU decoder with Bahdanau (additive) attention over the encoder states.
 
 Generated from book/05_bahdanau.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

@@ -1,7 +1,7 @@
 """Chapter 2: full and truncated BPTT, gradient clipping and an LSTM from scratch.
 
 Generated from book/02_bptt_lstm.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

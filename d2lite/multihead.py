@@ -1,7 +1,7 @@
 """Multi-head attention computed by reshaping, not by looping over heads (chapter 6).
 
 Generated from book/06_multihead.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

@@ -1,7 +1,7 @@
 """Kernels and Nadaraya-Watson regression as attention pooling (chapter 3).
 
 Generated from book/03_attention_pooling.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

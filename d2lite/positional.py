@@ -1,7 +1,7 @@
 """Sinusoidal positional encoding and local (windowed) self-attention (chapter 7).
 
 Generated from book/07_self_attention.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

@@ -1,7 +1,7 @@
 """Chapter 1: an RNN written from scratch, its bidirectional form, input-gradient norms.
 
 Generated from book/01_rnn.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

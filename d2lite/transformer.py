@@ -1,7 +1,7 @@
 """The Transformer encoder and decoder (chapter 8).
 
 Generated from book/08_transformer.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

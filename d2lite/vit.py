@@ -1,7 +1,7 @@
 """The Vision Transformer: patch embedding, pre-norm blocks and a [CLS] classifier (chapter 9).
 
 Generated from book/09_vit.md
-by `python -m d2lite.export`; edit the chapter, not this file.
+by `python -m tools.export`; edit the chapter, not this file.
 """
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)

@@ -1,4 +1,4 @@
-"""Unit tests for the book's maintainer tools in d2lite/book.py (glossary check and friends)."""
+"""Unit tests for the book's maintainer tools in tools/book.py (glossary check and friends)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from d2lite import book
+from tools import book
 
 ROOT = Path(__file__).resolve().parent.parent
 

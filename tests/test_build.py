@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from d2lite.book import chapter_sources, repository
+from tools.book import chapter_sources, repository
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.book

@@ -10,7 +10,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from d2lite import book, export
+from tools import book, export
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,7 +86,7 @@ def test_math_inside_code_is_not_math():
 
 def test_exported_modules_match_their_chapters():
     proc = subprocess.run(
-        [sys.executable, "-m", "d2lite.export", "--check"], cwd=ROOT, capture_output=True,
+        [sys.executable, "-m", "tools.export", "--check"], cwd=ROOT, capture_output=True,
         text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

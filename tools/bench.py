@@ -1,6 +1,6 @@
 """Benchmark: execute each chapter once and record wall time, peak memory and device.
 
-``python -m d2lite.bench`` (or ``make bench``) writes ``benchmarks/latest.md`` (a Markdown
+``python -m tools.bench`` (or ``make bench``) writes ``benchmarks/latest.md`` (a Markdown
 table that the README quotes) and ``benchmarks/latest.json``. Budgets: each chapter ≤ 60 s on a
 2-core CPU, the whole book ≤ 8 min. This measures; it is not a test and never fails on time.
 """
@@ -57,7 +57,7 @@ def device_name() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from d2lite.book import chapter_sources
+    from tools.book import chapter_sources
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter stems, e.g. 01_rnn (default: all)")

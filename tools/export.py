@@ -6,8 +6,8 @@ A chapter names its target module in its front matter::
       export: attention
 
 and marks each code cell to export with ``#@save`` as its first line. Running
-``python -m d2lite.export`` rewrites ``d2lite/<module>.py`` from those cells, in order;
-``python -m d2lite.export --check`` fails (exit 1) when a committed module has drifted.
+``python -m tools.export`` rewrites ``d2lite/<module>.py`` from those cells, in order;
+``python -m tools.export --check`` fails (exit 1) when a committed module has drifted.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import jupytext
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = ROOT / "d2lite"
 MARKER = "#@save"
-GENERATED_MARK = "by `python -m d2lite.export`; edit the chapter, not this file."
+GENERATED_MARK = "by `python -m tools.export`; edit the chapter, not this file."
 
 
 def chapter_sources(book: Path = BOOK) -> list[Path]:
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
     if stale:
-        print(f"{len(stale)} module(s) differ from their chapters: run `python -m d2lite.export`")
+        print(f"{len(stale)} module(s) differ from their chapters: run `python -m tools.export`")
         return 1
     return 0
 

@@ -1,8 +1,8 @@
 """Maintainer tools for the bilingual chapter sources.
 
-``python -m d2lite.book check``      check every Korean/English prose pair
-``python -m d2lite.book notebooks``  write the output-free Colab notebooks ``book/*.ipynb``
-``python -m d2lite.book notebooks --check``  fail if a Colab notebook is missing or stale
+``python -m tools.book check``      check every Korean/English prose pair
+``python -m tools.book notebooks``  write the output-free Colab notebooks ``book/*.ipynb``
+``python -m tools.book notebooks --check``  fail if a Colab notebook is missing or stale
 
 How a chapter is written (see also README.md):
 
