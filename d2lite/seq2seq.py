@@ -54,11 +54,32 @@ class Decoder(nn.Module):
 
 
 class AttentionDecoder(Decoder):
-    """A decoder that keeps the attention weights of its last forward pass."""
+    """A decoder that keeps the attention weights of its last forward pass.
+
+    ``attention_weights`` is whatever the model exposes (for a Transformer, every block and
+    head). ``source_attention_weights`` is the one view :func:`predict_seq2seq` uses: the
+    weights over the source positions, (batch, steps, src_steps), each row summing to 1. By
+    default it is ``attention_weights`` itself, which must then have that shape (or, as in
+    d2l, be a list of (batch, 1, src_steps) tensors, one per step); a decoder with several
+    attention layers overrides it and says which weights it reports.
+    """
 
     @property
     def attention_weights(self):
         raise NotImplementedError
+
+    @property
+    def source_attention_weights(self) -> torch.Tensor:
+        w = self.attention_weights
+        if isinstance(w, list) and w and all(isinstance(x, torch.Tensor) for x in w):
+            w = torch.cat(w, dim=1)  # d2l style: one (batch, 1, src_steps) tensor per step
+        if not isinstance(w, torch.Tensor) or w.dim() != 3:
+            got = tuple(w.shape) if isinstance(w, torch.Tensor) else type(w).__name__
+            raise NotImplementedError(
+                f"{type(self).__name__}.attention_weights is {got}, not (batch, steps, "
+                "src_steps): override source_attention_weights"
+            )
+        return w
 
 
 class EncoderDecoder(nn.Module):
@@ -232,20 +253,21 @@ def _encode_sources(sentences, src_vocab, num_steps, device, tokenize):
     return X, torch.tensor(lens, dtype=torch.long, device=device)
 
 
-def _step_weights(decoder) -> torch.Tensor | None:
-    """The last step's attention weights of ``decoder``, (batch, keys), or None.
+def _step_weights(decoder, batch: int, src_steps: int) -> torch.Tensor | None:
+    """The last step's weights over the source, (batch, src_steps), or None without attention.
 
-    ``attention_weights`` may be a list with one (batch, 1, keys) tensor per step, as in
-    d2l, or one (batch, steps, keys) tensor.
+    Taken from ``decoder.source_attention_weights`` (batch, steps, src_steps); any other shape
+    raises instead of being flattened into rows of the wrong width.
     """
     if not isinstance(decoder, AttentionDecoder):
         return None
-    w = decoder.attention_weights
-    if isinstance(w, (list, tuple)):  # d2l style: one (batch, 1, keys) tensor per step
-        w = w[-1]
-    if w.dim() == 3:  # (batch, steps, keys): keep the last step
-        w = w[:, -1, :]
-    return w.reshape(w.shape[0], -1)
+    w = decoder.source_attention_weights
+    if w.dim() != 3 or w.shape[0] != batch or w.shape[2] != src_steps:
+        raise ValueError(
+            f"{type(decoder).__name__}.source_attention_weights must have shape "
+            f"({batch}, steps, {src_steps}), got {tuple(w.shape)}"
+        )
+    return w[:, -1, :]
 
 
 @torch.no_grad()
@@ -263,7 +285,7 @@ def _greedy(net, X, X_len, tgt_vocab, num_steps, save_attention_weights):
         dec_X = Y.argmax(dim=2)
         out[:, t] = dec_X[:, 0].cpu()
         if save_attention_weights:
-            w = _step_weights(net.decoder)
+            w = _step_weights(net.decoder, batch, X.shape[1])
             if w is not None:
                 weights.append(w.cpu())
         done |= out[:, t] == tgt_vocab.eos
@@ -297,7 +319,9 @@ def predict_seq2seq(
 
     ``text`` is detokenised (Korean particles re-attached). ``attention_weights`` is a
     (output_tokens, num_steps) tensor, row i the weights over the padded source while emitting
-    output token i (empty when not saved or the decoder has no attention). With
+    output token i, each row summing to 1 (empty when not saved or the decoder has no
+    attention). They are the decoder's ``source_attention_weights``: for the Transformer, the
+    last decoder block's cross-attention averaged over the heads. With
     ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``. The source is
     split by ``tokenize`` (default :func:`tokenize_en`) and the output joined by ``detokenize``
     (default :func:`detokenize_ko`). Unlike d2l, the text is detokenised (Korean particles

@@ -265,6 +265,12 @@ class TransformerDecoder(d2l.AttentionDecoder):
         return (torch.stack([s for s, _ in pairs], dim=1),
                 torch.stack([c for _, c in pairs], dim=1))
 
+    @property
+    def source_attention_weights(self) -> Tensor:
+        """The last block's cross-attention averaged over the heads: (batch, queries,
+        src_steps), each row summing to 1; predict_seq2seq reports these."""
+        return self.blks[-1].attention_weights[1].mean(dim=1)
+
 
 __all__ = [
     "AddNorm",
