@@ -15,6 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from . import checks
 from .data import truncate_pad
 from .text import Vocab, detokenize_ko, tokenize_en
 
@@ -105,22 +106,6 @@ class Seq2Seq(EncoderDecoder):
     """
 
 
-def _check_tokens(X: torch.Tensor, name: str = "X") -> None:
-    if not isinstance(X, torch.Tensor) or X.dim() != 2 or X.dtype != torch.long:
-        shape = tuple(X.shape) if isinstance(X, torch.Tensor) else type(X).__name__
-        raise ValueError(f"{name} must be a (batch, steps) tensor of token ids, got {shape}")
-
-
-def _check_valid_lens(valid_lens: torch.Tensor | None, batch: int, steps: int) -> None:
-    if valid_lens is None:
-        return
-    if not isinstance(valid_lens, torch.Tensor) or tuple(valid_lens.shape) != (batch,):
-        got = tuple(valid_lens.shape) if isinstance(valid_lens, torch.Tensor) else valid_lens
-        raise ValueError(f"valid_lens must have shape ({batch},), got {got}")
-    if len(valid_lens) and (valid_lens.min() < 1 or valid_lens.max() > steps):
-        raise ValueError(f"valid_lens must lie in [1, {steps}], got {valid_lens.tolist()}")
-
-
 class Seq2SeqEncoder(Encoder):
     """Embedding + multi-layer GRU: tokens (batch, steps) → outputs and final state.
 
@@ -139,8 +124,8 @@ class Seq2SeqEncoder(Encoder):
         self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True)
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None, *args):
-        _check_tokens(X)
-        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
+        checks.check_tokens(X)
+        valid_lens = checks.check_valid_lens(valid_lens, *X.shape, min_len=1)
         embs = self.embedding(X)  # (batch, steps, embed_size)
         if valid_lens is None:
             return self.rnn(embs)
@@ -179,7 +164,7 @@ class Seq2SeqDecoder(Decoder):
         return hidden[-1], hidden  # context: the top layer's final state (batch, num_hiddens)
 
     def forward(self, X: torch.Tensor, state):
-        _check_tokens(X)
+        checks.check_tokens(X)
         context, hidden = state
         if context.shape != (X.shape[0], self.num_hiddens):
             raise ValueError(
@@ -199,17 +184,18 @@ def _length_mask(valid_lens: torch.Tensor, steps: int) -> torch.Tensor:
     return torch.arange(steps, device=valid_lens.device)[None, :] < valid_lens[:, None]
 
 
-def _check_loss_inputs(logits, labels, valid_lens) -> None:
-    if logits.dim() != 3:
-        raise ValueError(f"logits must be (batch, steps, vocab), got {tuple(logits.shape)}")
+def _check_loss_inputs(logits, labels, valid_lens) -> torch.Tensor:
+    """Check (batch, steps, vocab) logits, (batch, steps) labels and (batch,) lengths in
+    [0, steps]; return the lengths as an integer tensor."""
+    checks.check_features(logits, "logits", last="vocab")
+    checks.check_tokens(labels, "labels")
     if tuple(labels.shape) != tuple(logits.shape[:2]):
         raise ValueError(
             f"labels must have shape {tuple(logits.shape[:2])}, got {tuple(labels.shape)}"
         )
-    if tuple(valid_lens.shape) != (logits.shape[0],):
-        raise ValueError(
-            f"valid_lens must have shape ({logits.shape[0]},), got {tuple(valid_lens.shape)}"
-        )
+    if valid_lens is None:
+        raise ValueError(f"valid_lens must have shape ({logits.shape[0]},), got None")
+    return checks.check_valid_lens(valid_lens, *labels.shape)
 
 
 def masked_cross_entropy(
@@ -217,7 +203,7 @@ def masked_cross_entropy(
 ) -> torch.Tensor:
     """Mean cross-entropy over the real tokens only: logits (batch, steps, vocab),
     labels (batch, steps), valid_lens (batch,) → scalar. Padding never counts."""
-    _check_loss_inputs(logits, labels, valid_lens)
+    valid_lens = _check_loss_inputs(logits, labels, valid_lens)
     mask = _length_mask(valid_lens, labels.shape[1])
     losses = F.cross_entropy(logits.transpose(1, 2), labels, reduction="none")
     n = mask.sum()
@@ -233,7 +219,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
     """
 
     def forward(self, pred, label, valid_len):  # type: ignore[override]
-        _check_loss_inputs(pred, label, valid_len)
+        valid_len = _check_loss_inputs(pred, label, valid_len)
         mask = _length_mask(valid_len, label.shape[1]).float()
         self.reduction = "none"
         unweighted = super().forward(pred.transpose(1, 2), label)

@@ -50,8 +50,18 @@ def test_plain_decoder_shapes(net):
 def test_bad_inputs_raise(net):
     with pytest.raises(ValueError, match=r"\(batch, steps\)"):
         net.encoder(torch.zeros(4, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"\(batch, steps\)"):
-        net.encoder(torch.zeros((4, 7)))  # floats, not token ids
+    pattern = r"integer token ids, got shape \(4, 7\), dtype torch.float32"
+    with pytest.raises(ValueError, match=pattern):
+        net.encoder(torch.zeros((4, 7)))  # floats, not token ids: the dtype is named
+    with pytest.raises(ValueError, match=r"X must hold at least one sequence of one step"):
+        net.encoder(torch.zeros((4, 0), dtype=torch.long))
+    tokens = torch.randint(0, 10, (2, 7))
+    # Any integer dtype, and integral float lengths, give the same result as int64.
+    expected = net.encoder(tokens, torch.tensor([7, 3]))[0]
+    assert torch.equal(net.encoder(tokens.int(), torch.tensor([7, 3]))[0], expected)
+    assert torch.equal(net.encoder(tokens, torch.tensor([7.0, 3.0]))[0], expected)
+    with pytest.raises(ValueError, match=r"valid_lens must hold whole numbers"):
+        net.encoder(tokens, torch.tensor([7.0, 2.5]))
     with pytest.raises(ValueError, match=r"valid_lens must have shape \(4,\)"):
         net.encoder(torch.zeros((4, 7), dtype=torch.long), torch.tensor([1, 2]))
     with pytest.raises(ValueError, match=r"valid_lens must lie in \[1, 7\]"):

@@ -296,7 +296,10 @@ def test_bad_inputs_raise_clear_errors():
     _raises(lambda: encoder(tokens.float(), torch.tensor([6, 2])), "integer token ids")
     _raises(lambda: encoder(tokens, torch.tensor([7, 2])), r"\[1, 6\]")
     _raises(lambda: encoder(tokens, torch.tensor([0, 2])), r"\[1, 6\]")
-    _raises(lambda: encoder(tokens, torch.tensor([6.0, 2.0])), "integers")
+    _raises(lambda: encoder(tokens, torch.tensor([6.5, 2.0])), "whole numbers")
+    assert torch.equal(encoder(tokens, torch.tensor([6.0, 2.0])),  # integral floats convert
+                       encoder(tokens, torch.tensor([6, 2])))  # fmt: skip
+    assert encoder(tokens.int(), None).shape == (2, 6, D)  # any integer dtype
     _raises(lambda: encoder(tokens, torch.tensor([6, 2, 1])), r"shape \(2,\)")
     _raises(lambda: encoder(tokens[0], None), r"\(batch, steps\)")
 
