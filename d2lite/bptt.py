@@ -93,9 +93,9 @@ def bptt_forward(
     inputs: (steps, batch, num_inputs); xi: (steps,) or (steps, batch).
     Returns the states after every step (steps, batch, num_hiddens) and the last state.
     """
-    if inputs.dim() != 3:
+    if inputs.dim() != 3 or 0 in inputs.shape:
         raise ValueError(
-            f"inputs must have shape (steps, batch, features), got {tuple(inputs.shape)}"
+            f"inputs must have shape (steps, batch, features), none 0, got {tuple(inputs.shape)}"
         )
     steps, batch = inputs.shape[:2]
     if state.dim() < 1 or state.shape[0] != batch:

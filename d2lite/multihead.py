@@ -15,6 +15,7 @@ from d2lite import checks
 
 def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
     """Split features into heads: (batch, steps, num_heads * p) -> (batch * num_heads, steps, p)."""
+    checks.check_positive(num_heads, "num_heads")
     if X.dim() != 3 or X.shape[-1] % num_heads != 0:
         raise ValueError(
             f"expected shape (batch, steps, features) with features divisible by "
@@ -28,6 +29,7 @@ def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
 
 def transpose_output(X: Tensor, num_heads: int) -> Tensor:
     """Undo transpose_qkv: (batch * num_heads, steps, p) -> (batch, steps, num_heads * p)."""
+    checks.check_positive(num_heads, "num_heads")
     if X.dim() != 3 or X.shape[0] % num_heads != 0:
         raise ValueError(
             f"expected shape (batch * num_heads, steps, p) with a first axis divisible by "

@@ -106,6 +106,12 @@ class Seq2Seq(EncoderDecoder):
     """
 
 
+def _check_sizes(vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int) -> None:
+    for name, value in (("vocab_size", vocab_size), ("embed_size", embed_size),
+                        ("num_hiddens", num_hiddens), ("num_layers", num_layers)):  # fmt: skip
+        checks.check_positive(value, name)
+
+
 class Seq2SeqEncoder(Encoder):
     """Embedding + multi-layer GRU: tokens (batch, steps) → outputs and final state.
 
@@ -120,6 +126,7 @@ class Seq2SeqEncoder(Encoder):
         dropout: float = 0,
     ) -> None:  # fmt: skip
         super().__init__()
+        _check_sizes(vocab_size, embed_size, num_hiddens, num_layers)
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True)
 
@@ -152,6 +159,7 @@ class Seq2SeqDecoder(Decoder):
         dropout: float = 0,
     ) -> None:  # fmt: skip
         super().__init__()
+        _check_sizes(vocab_size, embed_size, num_hiddens, num_layers)
         self.num_hiddens = num_hiddens
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(

@@ -105,6 +105,8 @@ class TransformerEncoder(d2l.Encoder):
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  num_blks: int, dropout: float, use_bias: bool = False) -> None:  # fmt: skip
         super().__init__()
+        checks.check_positive(vocab_size, "vocab_size")
+        checks.check_positive(num_blks, "num_blks")
         self.num_hiddens = num_hiddens
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
@@ -194,6 +196,8 @@ class TransformerDecoder(d2l.AttentionDecoder):
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  num_blks: int, dropout: float) -> None:  # fmt: skip
         super().__init__()
+        checks.check_positive(vocab_size, "vocab_size")
+        checks.check_positive(num_blks, "num_blks")
         self.num_hiddens, self.num_blks = num_hiddens, num_blks
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)

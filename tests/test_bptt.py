@@ -289,7 +289,7 @@ def test_bptt_forward_randomized_truncation_is_unbiased_in_a_linear_scalar_rnn()
     "inputs, state, xi, message",
     [
         (torch.zeros(5, 2), torch.zeros(2, 4), torch.ones(5),
-         r"inputs must have shape \(steps, batch, features\), got \(5, 2\)"),
+         r"inputs must have shape \(steps, batch, features\), none 0, got \(5, 2\)"),
         (torch.zeros(5, 2, 3), torch.zeros(3, 4), torch.ones(5),
          r"state must have shape \(2, num_hiddens\), got \(3, 4\)"),
         (torch.zeros(5, 2, 3), torch.zeros(2, 4), torch.ones(4),
