@@ -93,7 +93,7 @@ def test_vit_block_shape_and_weights():
     w = blk.attention_weights
     d2l.check_shape(w, (2, 4, 17, 17))
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 4, 17))
-    with pytest.raises(ValueError, match=r"X must have shape \(batch, steps, 24\), got shape \(2, 17, 12\)"):
+    with pytest.raises(ValueError, match=r"\(batch, steps, 24\), got shape \(2, 17"):
         blk(torch.randn(2, 17, 12))
 
 
