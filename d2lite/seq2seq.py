@@ -16,8 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from . import checks
-from .data import truncate_pad
-from .text import Vocab, detokenize_ko, tokenize_en
+from .text import Vocab, detokenize_ko, tokenize_en, truncate_pad
 
 __all__ = [
     "AttentionDecoder",
