@@ -93,6 +93,31 @@ class TransformerEncoderBlock(nn.Module):
         return _heads_first(self.attention.attention.attention_weights, self.num_heads)
 
 
+def _stem(module: nn.Module, vocab_size: int, num_hiddens: int, dropout: float,
+          num_blks: int, make_block) -> None:  # fmt: skip
+    """Give an encoder or decoder its embedding, positional encoding and blocks
+    make_block(0), ..., make_block(num_blks - 1)."""
+    checks.check_positive(vocab_size, "vocab_size")
+    checks.check_positive(num_blks, "num_blks")
+    module.num_hiddens = num_hiddens
+    module.embedding = nn.Embedding(vocab_size, num_hiddens)
+    module.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
+    module.blks = nn.Sequential()
+    for i in range(num_blks):
+        module.blks.add_module(f"block{i}", make_block(i))
+
+
+def _embed(module: nn.Module, X: Tensor, p: int = 0) -> Tensor:
+    """Token ids (batch, steps) -> embedding * sqrt(d) + the encoding of positions p, p + 1, ..."""
+    checks.check_tokens(X)
+    P = module.pos_encoding.P
+    if p + X.shape[1] > P.shape[1]:
+        raise ValueError(f"positions up to {p + X.shape[1]} exceed max_len {P.shape[1]}")
+    # The embedding is scaled before the positional encoding (in [-1, 1]) is added.
+    X = module.embedding(X) * math.sqrt(module.num_hiddens)
+    return module.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
+
+
 class TransformerEncoder(d2l.Encoder):
     """Embedding * sqrt(d) + positional encoding, then num_blks encoder blocks.
 
@@ -105,21 +130,14 @@ class TransformerEncoder(d2l.Encoder):
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  num_blks: int, dropout: float, use_bias: bool = False) -> None:  # fmt: skip
         super().__init__()
-        checks.check_positive(vocab_size, "vocab_size")
-        checks.check_positive(num_blks, "num_blks")
-        self.num_hiddens = num_hiddens
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
-        self.blks = nn.Sequential()
-        for i in range(num_blks):
-            self.blks.add_module(f"block{i}", TransformerEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
+        _stem(self, vocab_size, num_hiddens, dropout, num_blks,
+              lambda i: TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads,
+                                                dropout, use_bias))  # fmt: skip
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None, *args) -> Tensor:
-        checks.check_tokens(X)
-        valid_lens = checks.check_valid_lens(valid_lens, *X.shape, min_len=1)
-        # The embedding is scaled before the positional encoding (in [-1, 1]) is added.
-        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
+        batch, steps = checks.check_tokens(X).shape
+        valid_lens = checks.check_valid_lens(valid_lens, batch, steps, min_len=1)
+        X = _embed(self, X)
         for blk in self.blks:
             X = blk(X, valid_lens)
         return X
@@ -196,29 +214,19 @@ class TransformerDecoder(d2l.AttentionDecoder):
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  num_blks: int, dropout: float) -> None:  # fmt: skip
         super().__init__()
-        checks.check_positive(vocab_size, "vocab_size")
-        checks.check_positive(num_blks, "num_blks")
-        self.num_hiddens, self.num_blks = num_hiddens, num_blks
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
-        self.blks = nn.Sequential()
-        for i in range(num_blks):
-            self.blks.add_module(f"block{i}", TransformerDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
+        self.num_blks = num_blks
+        _stem(self, vocab_size, num_hiddens, dropout, num_blks,
+              lambda i: TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads,
+                                                dropout, i))  # fmt: skip
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def init_state(self, enc_outputs: Tensor, enc_valid_lens: Tensor | None, *args) -> list:
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
-        checks.check_tokens(X)
         past = state[2][0]
         p = 0 if past is None else past.shape[1]  # tokens decoded before this call
-        P = self.pos_encoding.P
-        if p + X.shape[1] > P.shape[1]:
-            raise ValueError(f"positions up to {p + X.shape[1]} exceed max_len {P.shape[1]}")
-        X = self.embedding(X) * math.sqrt(self.num_hiddens)
-        X = self.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
+        X = _embed(self, X, p)  # shifted positions: P[:, p : p + steps]
         for blk in self.blks:
             X, state = blk(X, state)
         return self.dense(X), state

@@ -252,7 +252,7 @@ def test_attention_agrees_with_sdpa():
 # -- with the chapter-5 toolkit --------------------------------------------------------------
 
 
-def test_train_and_predict_with_the_seq2seq_toolkit():
+def test_train_and_predict_with_the_seq2seq_toolkit(predict_source_weights):
     train_iter, src_vocab, tgt_vocab = d2l.load_data_enko(64, 16, num_train=128)
     net = d2l.Seq2Seq(d2l.TransformerEncoder(len(src_vocab), 32, 64, 4, 1, 0.0),
                       d2l.TransformerDecoder(len(tgt_vocab), 32, 64, 4, 1, 0.0))  # fmt: skip
@@ -265,17 +265,8 @@ def test_train_and_predict_with_the_seq2seq_toolkit():
     assert isinstance(text, str) and text == text2
     assert d2l.translate(net, ["I go home ."], src_vocab, tgt_vocab, 16) == [text]
     assert 0.0 <= d2l.bleu(text, "나는 집에 간다 .") <= 1.0
-    with torch.no_grad():  # never emit <eos>, so all 16 steps give a row of weights
-        net.decoder.dense.bias[tgt_vocab.eos] = -1e4
-    _, tokens, attn = d2l.predict_seq2seq(
-        net, "I go home .", src_vocab, tgt_vocab, 16, save_attention_weights=True,
-        return_tokens=True,
-    )  # fmt: skip
-    # One row per output token, one column per source position, each row a distribution.
-    assert len(tokens) == 16 and attn.shape == (16, 16)
-    assert torch.allclose(attn.sum(dim=1), torch.ones(len(tokens)), atol=1e-5)
-    # The source "I go home . <eos>" has 5 real tokens: the padding gets no weight.
-    assert float(attn[:, 5:].abs().max()) == 0.0
+    # (16, 16), rows summing to 1, no weight on the padding after "I go home . <eos>".
+    attn = predict_source_weights(net, src_vocab, tgt_vocab, 16, real=5)
     # The rows are the last block's cross-attention averaged over its heads.
     assert net.decoder.source_attention_weights.shape == (1, 1, 16)
     last_cross = net.decoder.blks[-1].attention_weights[1]  # (1, heads, 1, 16)
