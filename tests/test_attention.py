@@ -50,7 +50,9 @@ def test_masked_positions_are_exactly_zero_and_rows_sum_to_one():
     P = d2l.masked_softmax(X, valid_lens)
     mask = _key_mask(valid_lens, 4, 6)
     assert torch.all(P[~mask] == 0)
-    assert torch.all(P[mask] >= 0)
+    # On the valid keys: the softmax of their scores alone (a softmax is never negative, so
+    # a ">= 0" check could not fail; this one can).
+    torch.testing.assert_close(P, torch.softmax(X.masked_fill(~mask, -torch.inf), dim=-1))
     torch.testing.assert_close(P.sum(-1), torch.ones(2, 4), atol=1e-6, rtol=0)
     # (batch,) lengths: the same for every query of an example.
     P = d2l.masked_softmax(X, torch.tensor([3, 1]))

@@ -264,9 +264,15 @@ def test_train_and_predict_with_the_seq2seq_toolkit(predict_source_weights):
     text2, _ = d2l.predict_seq2seq(net, "I go home .", src_vocab, tgt_vocab, 16)
     assert isinstance(text, str) and text == text2
     assert d2l.translate(net, ["I go home ."], src_vocab, tgt_vocab, 16) == [text]
-    assert 0.0 <= d2l.bleu(text, "나는 집에 간다 .") <= 1.0
     # (16, 16), rows summing to 1, no weight on the padding after "I go home . <eos>".
     attn = predict_source_weights(net, src_vocab, tgt_vocab, 16, real=5)
+    # BLEU of the toolkit on this model: its own output as the reference scores exactly 1
+    # (unigrams: the detokenised output may be a single word), anything else less.
+    forced = d2l.translate(net, ["I go home ."], src_vocab, tgt_vocab, 16)[0]
+    pairs = [("I go home .", forced)]
+    assert d2l.evaluate_bleu(net, pairs, src_vocab, tgt_vocab, 16, k=1) == 1.0
+    pairs = [("I go home .", forced + " 집")]
+    assert d2l.evaluate_bleu(net, pairs, src_vocab, tgt_vocab, 16, k=1) < 1.0
     # The rows are the last block's cross-attention averaged over its heads.
     assert net.decoder.source_attention_weights.shape == (1, 1, 16)
     last_cross = net.decoder.blks[-1].attention_weights[1]  # (1, heads, 1, 16)
