@@ -18,13 +18,14 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
     """Softmax over the last axis that gives key positions >= valid_lens exactly zero weight.
 
     X: (batch, queries, keys); valid_lens: None, (batch,) or (batch, queries) -> same shape as X.
-    Lengths lie in [0, keys]; a row whose valid length is 0 has no key and is all zeros.
+    Lengths lie in [0, keys]; a row of valid length 0 has no key: all zeros.
     """
     if valid_lens is None:
         return torch.softmax(X, dim=-1)
     batch, queries, keys = checks.check_scores(X).shape
-    valid_lens = checks.check_valid_lens(valid_lens, batch, keys, queries).to(X.device)
-    # (batch,): one length per example; (batch, queries): one per query (causal masks).
+    valid_lens = checks.check_valid_lens(valid_lens, batch, keys, queries)
+    valid_lens = valid_lens.to(X.device)
+    # (batch,): one length per example; (batch, queries): one per query.
     lens = valid_lens.reshape(batch, -1, 1)
     keep = torch.arange(keys, device=X.device) < lens  # (batch, 1 or queries, keys)
     # A very negative finite score (not -inf) keeps an all-masked row free of NaN ...

@@ -15,8 +15,9 @@ from d2lite import checks
 class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
     """A GRU decoder that attends to the encoder states with additive attention.
 
-    It keeps the plain decoder's layers (embedding, GRU over [context, embedding], output
-    layer) and adds the attention; only the context changes, from fixed to attended.
+    It keeps the plain decoder's layers (embedding, GRU over [context,
+    embedding], output layer) and adds the attention: only the context
+    changes, from fixed to attended.
 
     init_state((enc_outputs (batch, src_steps, num_hiddens), enc_state (num_layers, batch,
     num_hiddens)), enc_valid_lens (batch,)) -> state; forward(X (batch, steps), state) ->
@@ -29,7 +30,8 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
         self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int,
         dropout: float = 0,
     ) -> None:  # fmt: skip
-        super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout)
+        super().__init__(vocab_size, embed_size, num_hiddens, num_layers,
+                         dropout)
         self.attention = d2l.AdditiveAttention(
             num_hiddens, dropout, query_size=num_hiddens, key_size=num_hiddens
         )
@@ -38,7 +40,8 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
     def init_state(self, enc_all_outputs, enc_valid_lens=None):
         enc_outputs, hidden_state = enc_all_outputs
         enc_valid_lens = checks.check_valid_lens(
-            enc_valid_lens, *enc_outputs.shape[:2], min_len=1, name="enc_valid_lens")
+            enc_valid_lens, *enc_outputs.shape[:2], min_len=1,
+            name="enc_valid_lens")
         return enc_outputs, hidden_state, enc_valid_lens
 
     def forward(self, X: torch.Tensor, state):

@@ -95,7 +95,8 @@ def bptt_forward(
     """
     if inputs.dim() != 3 or 0 in inputs.shape:
         raise ValueError(
-            f"inputs must have shape (steps, batch, features), none 0, got {tuple(inputs.shape)}"
+            "inputs must have shape (steps, batch, features), none 0, "
+            f"got {tuple(inputs.shape)}"
         )
     steps, batch = inputs.shape[:2]
     if state.dim() < 1 or state.shape[0] != batch:

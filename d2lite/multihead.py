@@ -79,9 +79,9 @@ class MultiHeadAttention(nn.Module):
         p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the length.
         """
         checks.check_qkv(queries, keys, values)
-        for name, layer, x in (("queries", self.W_q, queries), ("keys", self.W_k, keys),
-                               ("values", self.W_v, values)):  # fmt: skip
-            checks.check_in_features(layer, x, name)
+        checks.check_in_features(self.W_q, queries, "queries")
+        checks.check_in_features(self.W_k, keys, "keys")
+        checks.check_in_features(self.W_v, values, "values")
         (batch, n), m = queries.shape[:2], keys.shape[1]
         valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
         if valid_lens is not None:

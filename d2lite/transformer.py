@@ -83,7 +83,8 @@ class TransformerEncoderBlock(nn.Module):
 
     def forward(self, X: Tensor, valid_lens: Tensor | None) -> Tensor:
         checks.check_features(X, size=self.num_hiddens)
-        valid_lens = checks.check_valid_lens(valid_lens, *X.shape[:2], min_len=1)
+        valid_lens = checks.check_valid_lens(valid_lens, *X.shape[:2],
+                                             min_len=1)
         Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
         return self.addnorm2(Y, self.ffn(Y))
 
@@ -108,12 +109,15 @@ def _stem(module: nn.Module, vocab_size: int, num_hiddens: int, dropout: float,
 
 
 def _embed(module: nn.Module, X: Tensor, p: int = 0) -> Tensor:
-    """Token ids (batch, steps) -> embedding * sqrt(d) + the encoding of positions p, p + 1, ..."""
+    """Token ids (batch, steps) -> embedding * sqrt(d) plus the encoding of
+    the positions p, p + 1, ... (dropout applied)."""
     checks.check_tokens(X)
     P = module.pos_encoding.P
     if p + X.shape[1] > P.shape[1]:
-        raise ValueError(f"positions up to {p + X.shape[1]} exceed max_len {P.shape[1]}")
-    # The embedding is scaled before the positional encoding (in [-1, 1]) is added.
+        raise ValueError(f"positions up to {p + X.shape[1]} exceed "
+                         f"max_len {P.shape[1]}")
+    # The embedding is scaled before the positional encoding (in [-1, 1])
+    # is added.
     X = module.embedding(X) * math.sqrt(module.num_hiddens)
     return module.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
 
@@ -131,12 +135,13 @@ class TransformerEncoder(d2l.Encoder):
                  num_blks: int, dropout: float, use_bias: bool = False) -> None:  # fmt: skip
         super().__init__()
         _stem(self, vocab_size, num_hiddens, dropout, num_blks,
-              lambda i: TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads,
-                                                dropout, use_bias))  # fmt: skip
+              lambda i: TransformerEncoderBlock(
+                  num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None, *args) -> Tensor:
         batch, steps = checks.check_tokens(X).shape
-        valid_lens = checks.check_valid_lens(valid_lens, batch, steps, min_len=1)
+        valid_lens = checks.check_valid_lens(valid_lens, batch, steps,
+                                             min_len=1)
         X = _embed(self, X)
         for blk in self.blks:
             X = blk(X, valid_lens)
@@ -180,7 +185,8 @@ class TransformerDecoderBlock(nn.Module):
             raise ValueError(f"enc_outputs must have batch {batch}, got "
                              f"{tuple(enc_outputs.shape)}")  # fmt: skip
         enc_valid_lens = checks.check_valid_lens(
-            enc_valid_lens, batch, enc_outputs.shape[1], min_len=1, name="enc_valid_lens")
+            enc_valid_lens, batch, enc_outputs.shape[1], min_len=1,
+            name="enc_valid_lens")
         past = cache[self.i]
         key_values = X if past is None else torch.cat((past, X), dim=1)
         cache[self.i] = key_values
@@ -216,8 +222,8 @@ class TransformerDecoder(d2l.AttentionDecoder):
         super().__init__()
         self.num_blks = num_blks
         _stem(self, vocab_size, num_hiddens, dropout, num_blks,
-              lambda i: TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads,
-                                                dropout, i))  # fmt: skip
+              lambda i: TransformerDecoderBlock(
+                  num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def init_state(self, enc_outputs: Tensor, enc_valid_lens: Tensor | None, *args) -> list:
@@ -241,8 +247,9 @@ class TransformerDecoder(d2l.AttentionDecoder):
 
     @property
     def source_attention_weights(self) -> Tensor:
-        """The last block's cross-attention averaged over the heads: (batch, queries,
-        src_steps), each row summing to 1; predict_seq2seq reports these."""
+        """The last block's cross-attention averaged over the heads:
+        (batch, queries, src_steps), each row summing to 1; predict_seq2seq
+        reports these."""
         return self.blks[-1].attention_weights[1].mean(dim=1)
 
 
