@@ -51,6 +51,7 @@ class AddNorm(nn.Module):
         self.ln = nn.LayerNorm(norm_shape)
 
     def forward(self, X: Tensor, Y: Tensor) -> Tensor:
+        checks.check_features(X)
         if X.shape != Y.shape:
             raise ValueError(
                 f"the residual needs equal shapes: X {tuple(X.shape)}, Y {tuple(Y.shape)}"

@@ -243,6 +243,13 @@ BAD = [
         r"window must be a non-negative int",
     ),
     ("local_attention", lambda: d2l.local_attention(X, X, X, -1), r"window must be a non-negative"),
+    (
+        "local_attention",
+        lambda: d2l.local_attention(LONG, LONG, LONG, 1),
+        r"queries must be a float tensor",
+    ),
+    ("PositionalEncoding", lambda: d2l.PositionalEncoding(D)(LONG), r"X must be a float tensor"),
+    ("PositionalEncoding", lambda: d2l.PositionalEncoding(D)(X[:, :0]), r"X must not be empty"),
     # -- chapter 8: the Transformer
     (
         "PositionWiseFFN",
@@ -251,6 +258,7 @@ BAD = [
     ),
     ("PositionWiseFFN", lambda: d2l.PositionWiseFFN(8, 4)(LONG), r"X must be a float tensor"),
     ("AddNorm", lambda: d2l.AddNorm(D, 0.0)(X, X[:, :3]), r"equal shapes"),
+    ("AddNorm", lambda: d2l.AddNorm(D, 0.0)(LONG, LONG), r"X must be a float tensor"),
     (
         "TransformerEncoderBlock",
         lambda: d2l.TransformerEncoderBlock(D, 16, 3, 0.0),
