@@ -2,7 +2,7 @@
 #   make book   - build the website into _build/html (creates .venv and installs on first use)
 #   make test   - run every test: unit tests, chapters (nbval), bilingual/export/Colab checks,
 #                 ruff, the website build with warnings as errors and the browser tests
-#   make browser - install Chromium and a Korean font for the browser tests if missing (root)
+#   make browser - find or install Chromium and a Korean font for the browser tests
 #   make bench  - execute each chapter once and write the timing table (benchmarks/latest.md)
 
 PYTHON ?= python3
@@ -10,12 +10,12 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
-# The browser tests (tests/test_site.py) drive this Chromium; `make browser` installs Debian's.
-CHROMIUM ?= /usr/bin/chromium
+# The browser tests (tests/test_site.py) drive a Chromium that tools/ensure_browser.sh finds:
+# $(CHROMIUM) when given (make test CHROMIUM=/path/to/chrome), else the system's or Playwright's.
+CHROMIUM ?=
 
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
-export D2LITE_CHROMIUM := $(CHROMIUM)
 
 .PHONY: install browser book test test-fast notebooks export bench lint clean
 
@@ -29,18 +29,26 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements.txt -e .
 	touch $@
 
-# Chromium and a Hangul font from Debian's packages (apt-get, as root) when they are missing.
+# Find Chromium and a Hangul font; install what is missing where possible (Playwright without
+# root, Debian's packages as root). Prints the Chromium; fails with one line saying what is missing.
 browser:
-	CHROMIUM=$(CHROMIUM) bash tools/ensure_browser.sh
+	CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh
 
 book: install
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
 # Phase 1 executes every chapter once (nbval, which also fills the build's execution cache)
-# beside the unit tests; phase 2 builds the website from that cache and tests it.
-test: install browser
-	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests book/*.ipynb --nbval-lax
-	$(PY) -m pytest -m book tests
+# beside the unit tests; phase 2 builds the website from that cache and tests it. Without a
+# Chromium or a Korean font every other test still runs; then one line says what to install.
+test: install
+	@mkdir -p _build; \
+	chromium=$$(CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh 2>_build/.browser); \
+	browser=$$?; cat _build/.browser >&2; \
+	export D2LITE_CHROMIUM="$$chromium"; \
+	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests book/*.ipynb --nbval-lax \
+	  && $(PY) -m pytest -m book tests; status=$$?; \
+	if [ $$browser != 0 ]; then tail -n 1 _build/.browser >&2; exit 1; fi; \
+	exit $$status
 
 # Everything but the website build and the chapters: seconds, for the edit-test loop.
 test-fast: install

@@ -22,6 +22,31 @@ _failed: set[str] = set()
 
 
 GLYPH_PROBLEMS = ("does not have a glyph", "missing from font", "missing from the font")
+# What the hooks below read from nbval's items (nbval.plugin.IPyNbCell, nbval 0.11): if a new
+# nbval renames them, the glyph check and the cache would switch off silently, so we refuse.
+NBVAL_ATTRS = ("cell_num", "test_outputs")
+
+
+def _is_notebook_cell(item) -> bool:
+    return str(getattr(item, "fspath", "")).endswith(".ipynb")
+
+
+def check_nbval_item(item) -> None:
+    """Fail loudly unless a notebook item is nbval's IPyNbCell with the attributes we read."""
+    missing = [a for a in NBVAL_ATTRS if not hasattr(item, a)]
+    kind = type(item)
+    if kind.__module__ != "nbval.plugin" or kind.__name__ != "IPyNbCell" or missing:
+        raise pytest.UsageError(
+            f"conftest.py relies on nbval's IPyNbCell with {NBVAL_ATTRS}; {item.nodeid} is "
+            f"{kind.__module__}.{kind.__name__} lacking {missing}: update conftest.py for this "
+            "nbval, or the missing-glyph check and the build cache stop working unnoticed"
+        )
+
+
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        if _is_notebook_cell(item):
+            check_nbval_item(item)
 
 
 def _glyph_problem(outputs) -> str | None:
@@ -42,7 +67,7 @@ def _glyph_problem(outputs) -> str | None:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if report.when != "call" or not hasattr(item, "cell_num"):
+    if report.when != "call" or not _is_notebook_cell(item):
         return
     key = str(item.fspath)
     problem = _glyph_problem(item.test_outputs or []) if report.passed else None
@@ -56,7 +81,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_runtest_teardown(item, nextitem):
-    if not hasattr(item, "cell_num"):
+    if not _is_notebook_cell(item):
         return
     if nextitem is not None and str(getattr(nextitem, "fspath", "")) == str(item.fspath):
         return

@@ -6,7 +6,7 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 """
 
 from .utils import *
-from .plot import *
+from .plotting import *
 from .text import *
 from .hangul import *
 from .data import *

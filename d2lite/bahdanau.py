@@ -7,13 +7,17 @@ by `python -m tools.export`; edit the chapter, not this file.
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
 import torch
-from torch import nn
 
 import d2lite as d2l
+from d2lite import checks
 
 
-class Seq2SeqAttentionDecoder(d2l.AttentionDecoder):
+class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
     """A GRU decoder that attends to the encoder states with additive attention.
+
+    It keeps the plain decoder's layers (embedding, GRU over [context,
+    embedding], output layer) and adds the attention: only the context
+    changes, from fixed to attended.
 
     init_state((enc_outputs (batch, src_steps, num_hiddens), enc_state (num_layers, batch,
     num_hiddens)), enc_valid_lens (batch,)) -> state; forward(X (batch, steps), state) ->
@@ -26,26 +30,23 @@ class Seq2SeqAttentionDecoder(d2l.AttentionDecoder):
         self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int,
         dropout: float = 0,
     ) -> None:  # fmt: skip
-        super().__init__()
-        self.num_hiddens = num_hiddens
+        super().__init__(vocab_size, embed_size, num_hiddens, num_layers,
+                         dropout)
         self.attention = d2l.AdditiveAttention(
             num_hiddens, dropout, query_size=num_hiddens, key_size=num_hiddens
         )
-        self.embedding = nn.Embedding(vocab_size, embed_size)
-        self.rnn = nn.GRU(
-            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
-        )
-        self.dense = nn.Linear(num_hiddens, vocab_size)
         self._attention_weights = torch.zeros(0)
 
     def init_state(self, enc_all_outputs, enc_valid_lens=None):
         enc_outputs, hidden_state = enc_all_outputs
+        enc_valid_lens = checks.check_valid_lens(
+            enc_valid_lens, *enc_outputs.shape[:2], min_len=1,
+            name="enc_valid_lens")
         return enc_outputs, hidden_state, enc_valid_lens
 
     def forward(self, X: torch.Tensor, state):
         enc_outputs, hidden_state, enc_valid_lens = state
-        if X.dim() != 2:
-            raise ValueError(f"X must have shape (batch, steps), got {tuple(X.shape)}")
+        checks.check_tokens(X)
         expected = (X.shape[0], enc_outputs.shape[1], self.num_hiddens)
         if tuple(enc_outputs.shape) != expected:
             raise ValueError(

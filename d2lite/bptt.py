@@ -12,6 +12,8 @@ from numbers import Integral
 import torch
 from torch import Tensor, nn
 
+from d2lite import checks
+
 
 class _ScaleGrad(torch.autograd.Function):
     """Identity on the way forward; the gradient is multiplied by ``scale`` on the way back."""
@@ -91,9 +93,10 @@ def bptt_forward(
     inputs: (steps, batch, num_inputs); xi: (steps,) or (steps, batch).
     Returns the states after every step (steps, batch, num_hiddens) and the last state.
     """
-    if inputs.dim() != 3:
+    if inputs.dim() != 3 or 0 in inputs.shape:
         raise ValueError(
-            f"inputs must have shape (steps, batch, features), got {tuple(inputs.shape)}"
+            "inputs must have shape (steps, batch, features), none 0, "
+            f"got {tuple(inputs.shape)}"
         )
     steps, batch = inputs.shape[:2]
     if state.dim() < 1 or state.shape[0] != batch:
@@ -153,10 +156,8 @@ class LSTMScratch(nn.Module):
         self, num_inputs: int, num_hiddens: int, sigma: float = 0.01, forget_bias: float = 0.0
     ):
         super().__init__()
-        if num_inputs <= 0 or num_hiddens <= 0:
-            raise ValueError(
-                f"num_inputs and num_hiddens must be positive, got {num_inputs}, {num_hiddens}"
-            )
+        checks.check_positive(num_inputs, "num_inputs")
+        checks.check_positive(num_hiddens, "num_hiddens")
         self.num_inputs, self.num_hiddens = num_inputs, num_hiddens
 
         def triple(bias: float = 0.0):
@@ -170,23 +171,15 @@ class LSTMScratch(nn.Module):
         self.W_xc, self.W_hc, self.b_c = triple()  # candidate memory
 
     def forward(self, inputs: Tensor, H_C: tuple[Tensor, Tensor] | None = None):
-        if inputs.dim() != 3 or inputs.shape[-1] != self.num_inputs:
-            raise ValueError(
-                f"inputs must have shape (steps, batch, {self.num_inputs}), "
-                f"got {tuple(inputs.shape)}"
-            )
+        checks.check_rnn_inputs(inputs, self.num_inputs)
         batch = inputs.shape[1]
         if H_C is None:
             H = inputs.new_zeros(batch, self.num_hiddens)
             C = inputs.new_zeros(batch, self.num_hiddens)
         else:
             H, C = H_C
-            for name, s in (("H", H), ("C", C)):
-                if tuple(s.shape) != (batch, self.num_hiddens):
-                    raise ValueError(
-                        f"{name} must have shape ({batch}, {self.num_hiddens}), "
-                        f"got {tuple(s.shape)}"
-                    )
+            checks.check_state(H, (batch, self.num_hiddens), "H")
+            checks.check_state(C, (batch, self.num_hiddens), "C")
         outputs = []
         for X in inputs:
             I = torch.sigmoid(X @ self.W_xi + H @ self.W_hi + self.b_i)

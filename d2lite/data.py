@@ -27,7 +27,7 @@ import torch
 from torch.utils import data
 
 from .hangul import conjugate, particle
-from .text import Vocab, detokenize_ko, tokenize_en, tokenize_ko
+from .text import Vocab, detokenize_ko, tokenize_en, tokenize_ko, truncate_pad
 
 __all__ = [
     "EnKoCorpus",
@@ -42,7 +42,6 @@ __all__ = [
     "load_data_tsv",
     "make_enko_corpus",
     "read_parallel_tsv",
-    "truncate_pad",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -633,19 +632,6 @@ def make_enko_corpus(
 
 # ---------------------------------------------------------------------------------------------
 # Tensors and loaders.
-
-
-def truncate_pad(line: Sequence[int], num_steps: int, padding_token: int) -> list[int]:
-    """Cut ``line`` to ``num_steps`` indices or pad it with ``padding_token`` up to that.
-
-    Same as d2l, except that a non-positive ``num_steps`` raises ValueError.
-    """
-    if not isinstance(num_steps, int) or num_steps <= 0:
-        raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
-    line = list(line)
-    if len(line) > num_steps:
-        return line[:num_steps]
-    return line + [padding_token] * (num_steps - len(line))
 
 
 def build_array(

@@ -10,11 +10,12 @@ import torch
 from torch import Tensor, nn
 
 import d2lite as d2l
-from d2lite.attention import _check_qkv  # the shape checks of chapter 4
+from d2lite import checks
 
 
 def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
     """Split features into heads: (batch, steps, num_heads * p) -> (batch * num_heads, steps, p)."""
+    checks.check_positive(num_heads, "num_heads")
     if X.dim() != 3 or X.shape[-1] % num_heads != 0:
         raise ValueError(
             f"expected shape (batch, steps, features) with features divisible by "
@@ -28,6 +29,7 @@ def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
 
 def transpose_output(X: Tensor, num_heads: int) -> Tensor:
     """Undo transpose_qkv: (batch * num_heads, steps, p) -> (batch, steps, num_heads * p)."""
+    checks.check_positive(num_heads, "num_heads")
     if X.dim() != 3 or X.shape[0] % num_heads != 0:
         raise ValueError(
             f"expected shape (batch * num_heads, steps, p) with a first axis divisible by "
@@ -57,14 +59,7 @@ class MultiHeadAttention(nn.Module):
         value_size: int | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("num_hiddens", num_hiddens), ("num_heads", num_heads)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if num_hiddens % num_heads != 0:
-            raise ValueError(
-                f"num_hiddens={num_hiddens} is not divisible by num_heads={num_heads}: "
-                f"every head needs num_hiddens / num_heads features"
-            )
+        checks.check_divisible(num_hiddens, num_heads)
         self.num_heads = num_heads
         self.attention = d2l.DotProductAttention(dropout)
 
@@ -83,24 +78,13 @@ class MultiHeadAttention(nn.Module):
 
         p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the length.
         """
-        _check_qkv(queries, keys, values, same_size=False)
-        for name, layer, x in (
-            ("queries", self.W_q, queries),
-            ("keys", self.W_k, keys),
-            ("values", self.W_v, values),
-        ):
-            lazy = isinstance(layer, nn.modules.lazy.LazyModuleMixin)
-            if not lazy and x.shape[-1] != layer.in_features:
-                raise ValueError(
-                    f"{name} must have {layer.in_features} features, got shape {tuple(x.shape)}"
-                )
+        checks.check_qkv(queries, keys, values)
+        checks.check_in_features(self.W_q, queries, "queries")
+        checks.check_in_features(self.W_k, keys, "keys")
+        checks.check_in_features(self.W_v, values, "values")
+        (batch, n), m = queries.shape[:2], keys.shape[1]
+        valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
         if valid_lens is not None:
-            batch, n = queries.shape[:2]
-            if tuple(valid_lens.shape) not in ((batch,), (batch, n)):
-                raise ValueError(
-                    f"valid_lens must have shape ({batch},) or ({batch}, {n}), "
-                    f"got {tuple(valid_lens.shape)}"
-                )
             # Head j of example b sits at row b * num_heads + j: repeat each length per head.
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
         q = transpose_qkv(self.W_q(queries), self.num_heads)  # (batch * heads, n, p)

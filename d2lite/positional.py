@@ -12,6 +12,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from d2lite import checks
+
 
 def local_attention_mask(num_steps: int, window: int, device=None) -> Tensor:
     """Boolean (num_steps, num_steps) mask, True where query i may see key j: |i - j| <= window."""
@@ -27,6 +29,7 @@ def local_attention(queries: Tensor, keys: Tensor, values: Tensor, window: int) 
 
     queries, keys (batch, n, d) and values (batch, n, v) -> (batch, n, v); O(n * window * d).
     """
+    checks.check_qkv(queries, keys, values, same_size=True)
     if queries.dim() != 3 or keys.shape != queries.shape or values.shape[:2] != queries.shape[:2]:
         raise ValueError(
             f"expected queries and keys (batch, n, d) and values (batch, n, v), got "
@@ -72,6 +75,7 @@ class PositionalEncoding(nn.Module):
 
     def forward(self, X: Tensor) -> Tensor:
         """X (batch, n, num_hiddens) with n <= max_len -> same shape."""
+        checks.check_features(X, size=self.num_hiddens)
         if X.dim() != 3 or X.shape[-1] != self.num_hiddens or X.shape[1] > self.max_len:
             raise ValueError(
                 f"expected shape (batch, n <= {self.max_len}, {self.num_hiddens}), "

@@ -9,6 +9,8 @@ by `python -m tools.export`; edit the chapter, not this file.
 import torch
 from torch import nn
 
+from d2lite import checks
+
 
 class RNNScratch(nn.Module):
     """A tanh RNN layer written out step by step.
@@ -20,28 +22,20 @@ class RNNScratch(nn.Module):
 
     def __init__(self, num_inputs: int, num_hiddens: int, sigma: float = 0.01):
         super().__init__()
-        if num_inputs <= 0 or num_hiddens <= 0:
-            raise ValueError(
-                f"num_inputs and num_hiddens must be positive, got {num_inputs}, {num_hiddens}"
-            )
+        checks.check_positive(num_inputs, "num_inputs")
+        checks.check_positive(num_hiddens, "num_hiddens")
         self.num_inputs, self.num_hiddens = num_inputs, num_hiddens
         self.W_xh = nn.Parameter(torch.randn(num_inputs, num_hiddens) * sigma)
         self.W_hh = nn.Parameter(torch.randn(num_hiddens, num_hiddens) * sigma)
         self.b_h = nn.Parameter(torch.zeros(num_hiddens))
 
     def forward(self, inputs: torch.Tensor, state: torch.Tensor | None = None):
-        if inputs.dim() != 3 or inputs.shape[-1] != self.num_inputs:
-            raise ValueError(
-                f"inputs must have shape (steps, batch, {self.num_inputs}), "
-                f"got {tuple(inputs.shape)}"
-            )
+        checks.check_rnn_inputs(inputs, self.num_inputs)
         batch = inputs.shape[1]
         if state is None:
             state = inputs.new_zeros(batch, self.num_hiddens)
-        elif tuple(state.shape) != (batch, self.num_hiddens):
-            raise ValueError(
-                f"state must have shape ({batch}, {self.num_hiddens}), got {tuple(state.shape)}"
-            )
+        else:
+            checks.check_state(state, (batch, self.num_hiddens))
         outputs = []
         for x in inputs:  # one time step at a time: this loop is what attention removes
             state = torch.tanh(x @ self.W_xh + state @ self.W_hh + self.b_h)

@@ -15,8 +15,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .data import truncate_pad
-from .text import Vocab, detokenize_ko, tokenize_en
+from . import checks
+from .text import Vocab, detokenize_ko, tokenize_en, truncate_pad
 
 __all__ = [
     "AttentionDecoder",
@@ -54,11 +54,32 @@ class Decoder(nn.Module):
 
 
 class AttentionDecoder(Decoder):
-    """A decoder that keeps the attention weights of its last forward pass."""
+    """A decoder that keeps the attention weights of its last forward pass.
+
+    ``attention_weights`` is whatever the model exposes (for a Transformer, every block and
+    head). ``source_attention_weights`` is the one view :func:`predict_seq2seq` uses: the
+    weights over the source positions, (batch, steps, src_steps), each row summing to 1. By
+    default it is ``attention_weights`` itself, which must then have that shape (or, as in
+    d2l, be a list of (batch, 1, src_steps) tensors, one per step); a decoder with several
+    attention layers overrides it and says which weights it reports.
+    """
 
     @property
     def attention_weights(self):
         raise NotImplementedError
+
+    @property
+    def source_attention_weights(self) -> torch.Tensor:
+        w = self.attention_weights
+        if isinstance(w, list) and w and all(isinstance(x, torch.Tensor) for x in w):
+            w = torch.cat(w, dim=1)  # d2l style: one (batch, 1, src_steps) tensor per step
+        if not isinstance(w, torch.Tensor) or w.dim() != 3:
+            got = tuple(w.shape) if isinstance(w, torch.Tensor) else type(w).__name__
+            raise NotImplementedError(
+                f"{type(self).__name__}.attention_weights is {got}, not (batch, steps, "
+                "src_steps): override source_attention_weights"
+            )
+        return w
 
 
 class EncoderDecoder(nn.Module):
@@ -84,20 +105,10 @@ class Seq2Seq(EncoderDecoder):
     """
 
 
-def _check_tokens(X: torch.Tensor, name: str = "X") -> None:
-    if not isinstance(X, torch.Tensor) or X.dim() != 2 or X.dtype != torch.long:
-        shape = tuple(X.shape) if isinstance(X, torch.Tensor) else type(X).__name__
-        raise ValueError(f"{name} must be a (batch, steps) tensor of token ids, got {shape}")
-
-
-def _check_valid_lens(valid_lens: torch.Tensor | None, batch: int, steps: int) -> None:
-    if valid_lens is None:
-        return
-    if not isinstance(valid_lens, torch.Tensor) or tuple(valid_lens.shape) != (batch,):
-        got = tuple(valid_lens.shape) if isinstance(valid_lens, torch.Tensor) else valid_lens
-        raise ValueError(f"valid_lens must have shape ({batch},), got {got}")
-    if len(valid_lens) and (valid_lens.min() < 1 or valid_lens.max() > steps):
-        raise ValueError(f"valid_lens must lie in [1, {steps}], got {valid_lens.tolist()}")
+def _check_sizes(vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int) -> None:
+    for name, value in (("vocab_size", vocab_size), ("embed_size", embed_size),
+                        ("num_hiddens", num_hiddens), ("num_layers", num_layers)):  # fmt: skip
+        checks.check_positive(value, name)
 
 
 class Seq2SeqEncoder(Encoder):
@@ -114,12 +125,13 @@ class Seq2SeqEncoder(Encoder):
         dropout: float = 0,
     ) -> None:  # fmt: skip
         super().__init__()
+        _check_sizes(vocab_size, embed_size, num_hiddens, num_layers)
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True)
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None, *args):
-        _check_tokens(X)
-        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
+        checks.check_tokens(X)
+        valid_lens = checks.check_valid_lens(valid_lens, *X.shape, min_len=1)
         embs = self.embedding(X)  # (batch, steps, embed_size)
         if valid_lens is None:
             return self.rnn(embs)
@@ -146,6 +158,7 @@ class Seq2SeqDecoder(Decoder):
         dropout: float = 0,
     ) -> None:  # fmt: skip
         super().__init__()
+        _check_sizes(vocab_size, embed_size, num_hiddens, num_layers)
         self.num_hiddens = num_hiddens
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(
@@ -158,7 +171,7 @@ class Seq2SeqDecoder(Decoder):
         return hidden[-1], hidden  # context: the top layer's final state (batch, num_hiddens)
 
     def forward(self, X: torch.Tensor, state):
-        _check_tokens(X)
+        checks.check_tokens(X)
         context, hidden = state
         if context.shape != (X.shape[0], self.num_hiddens):
             raise ValueError(
@@ -178,17 +191,18 @@ def _length_mask(valid_lens: torch.Tensor, steps: int) -> torch.Tensor:
     return torch.arange(steps, device=valid_lens.device)[None, :] < valid_lens[:, None]
 
 
-def _check_loss_inputs(logits, labels, valid_lens) -> None:
-    if logits.dim() != 3:
-        raise ValueError(f"logits must be (batch, steps, vocab), got {tuple(logits.shape)}")
+def _check_loss_inputs(logits, labels, valid_lens) -> torch.Tensor:
+    """Check (batch, steps, vocab) logits, (batch, steps) labels and (batch,) lengths in
+    [0, steps]; return the lengths as an integer tensor."""
+    checks.check_features(logits, "logits", last="vocab")
+    checks.check_tokens(labels, "labels")
     if tuple(labels.shape) != tuple(logits.shape[:2]):
         raise ValueError(
             f"labels must have shape {tuple(logits.shape[:2])}, got {tuple(labels.shape)}"
         )
-    if tuple(valid_lens.shape) != (logits.shape[0],):
-        raise ValueError(
-            f"valid_lens must have shape ({logits.shape[0]},), got {tuple(valid_lens.shape)}"
-        )
+    if valid_lens is None:
+        raise ValueError(f"valid_lens must have shape ({logits.shape[0]},), got None")
+    return checks.check_valid_lens(valid_lens, *labels.shape)
 
 
 def masked_cross_entropy(
@@ -196,7 +210,7 @@ def masked_cross_entropy(
 ) -> torch.Tensor:
     """Mean cross-entropy over the real tokens only: logits (batch, steps, vocab),
     labels (batch, steps), valid_lens (batch,) → scalar. Padding never counts."""
-    _check_loss_inputs(logits, labels, valid_lens)
+    valid_lens = _check_loss_inputs(logits, labels, valid_lens)
     mask = _length_mask(valid_lens, labels.shape[1])
     losses = F.cross_entropy(logits.transpose(1, 2), labels, reduction="none")
     n = mask.sum()
@@ -212,7 +226,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
     """
 
     def forward(self, pred, label, valid_len):  # type: ignore[override]
-        _check_loss_inputs(pred, label, valid_len)
+        valid_len = _check_loss_inputs(pred, label, valid_len)
         mask = _length_mask(valid_len, label.shape[1]).float()
         self.reduction = "none"
         unweighted = super().forward(pred.transpose(1, 2), label)
@@ -232,20 +246,21 @@ def _encode_sources(sentences, src_vocab, num_steps, device, tokenize):
     return X, torch.tensor(lens, dtype=torch.long, device=device)
 
 
-def _step_weights(decoder) -> torch.Tensor | None:
-    """The last step's attention weights of ``decoder``, (batch, keys), or None.
+def _step_weights(decoder, batch: int, src_steps: int) -> torch.Tensor | None:
+    """The last step's weights over the source, (batch, src_steps), or None without attention.
 
-    ``attention_weights`` may be a list with one (batch, 1, keys) tensor per step, as in
-    d2l, or one (batch, steps, keys) tensor.
+    Taken from ``decoder.source_attention_weights`` (batch, steps, src_steps); any other shape
+    raises instead of being flattened into rows of the wrong width.
     """
     if not isinstance(decoder, AttentionDecoder):
         return None
-    w = decoder.attention_weights
-    if isinstance(w, (list, tuple)):  # d2l style: one (batch, 1, keys) tensor per step
-        w = w[-1]
-    if w.dim() == 3:  # (batch, steps, keys): keep the last step
-        w = w[:, -1, :]
-    return w.reshape(w.shape[0], -1)
+    w = decoder.source_attention_weights
+    if w.dim() != 3 or w.shape[0] != batch or w.shape[2] != src_steps:
+        raise ValueError(
+            f"{type(decoder).__name__}.source_attention_weights must have shape "
+            f"({batch}, steps, {src_steps}), got {tuple(w.shape)}"
+        )
+    return w[:, -1, :]
 
 
 @torch.no_grad()
@@ -263,7 +278,7 @@ def _greedy(net, X, X_len, tgt_vocab, num_steps, save_attention_weights):
         dec_X = Y.argmax(dim=2)
         out[:, t] = dec_X[:, 0].cpu()
         if save_attention_weights:
-            w = _step_weights(net.decoder)
+            w = _step_weights(net.decoder, batch, X.shape[1])
             if w is not None:
                 weights.append(w.cpu())
         done |= out[:, t] == tgt_vocab.eos
@@ -297,7 +312,9 @@ def predict_seq2seq(
 
     ``text`` is detokenised (Korean particles re-attached). ``attention_weights`` is a
     (output_tokens, num_steps) tensor, row i the weights over the padded source while emitting
-    output token i (empty when not saved or the decoder has no attention). With
+    output token i, each row summing to 1 (empty when not saved or the decoder has no
+    attention). They are the decoder's ``source_attention_weights``: for the Transformer, the
+    last decoder block's cross-attention averaged over the heads. With
     ``return_tokens=True`` the result is ``(text, tokens, attention_weights)``. The source is
     split by ``tokenize`` (default :func:`tokenize_en`) and the output joined by ``detokenize``
     (default :func:`detokenize_ko`). Unlike d2l, the text is detokenised (Korean particles

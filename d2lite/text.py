@@ -22,6 +22,7 @@ __all__ = [
     "detokenize_ko",
     "tokenize_en",
     "tokenize_ko",
+    "truncate_pad",
 ]
 
 RESERVED_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -206,3 +207,16 @@ class Vocab:
     def __repr__(self) -> str:
         head = ", ".join(self.idx_to_token[:8])
         return f"Vocab(size={len(self)}: {head}{', ...' if len(self) > 8 else ''})"
+
+
+def truncate_pad(line: Sequence[int], num_steps: int, padding_token: int) -> list[int]:
+    """Cut ``line`` to ``num_steps`` indices or pad it with ``padding_token`` up to that.
+
+    Same as d2l, except that a non-positive ``num_steps`` raises ValueError.
+    """
+    if not isinstance(num_steps, int) or num_steps <= 0:
+        raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
+    line = list(line)
+    if len(line) > num_steps:
+        return line[:num_steps]
+    return line + [padding_token] * (num_steps - len(line))

@@ -22,8 +22,8 @@ from matplotlib import pyplot as plt
 from torch import nn
 from torch.nn import functional as F
 
-from .plot import bilingual
-from .plot import plot as _curves
+from .plotting import bilingual
+from .plotting import plot as _curves
 from .seq2seq import masked_cross_entropy
 from .text import Vocab
 from .utils import is_watched, progress, try_gpu

@@ -12,15 +12,7 @@ import torch
 from torch import Tensor, nn
 
 import d2lite as d2l
-
-
-def _check_features(X: Tensor, num_hiddens: int, name: str = "X") -> None:
-    """Raise ValueError unless X is a float tensor of shape (batch, steps, num_hiddens)."""
-    if not isinstance(X, Tensor) or X.dim() != 3 or X.shape[-1] != num_hiddens:
-        got = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
-        raise ValueError(f"{name} must have shape (batch, steps, {num_hiddens}), got {got}")
-    if not X.is_floating_point():
-        raise ValueError(f"{name} must be a float tensor, got dtype {X.dtype}")
+from d2lite import checks
 
 
 class PositionWiseFFN(nn.Module):
@@ -33,10 +25,8 @@ class PositionWiseFFN(nn.Module):
     def __init__(self, ffn_num_hiddens: int, ffn_num_outputs: int,
                  num_inputs: int | None = None) -> None:  # fmt: skip
         super().__init__()
-        for name, value in (("ffn_num_hiddens", ffn_num_hiddens),
-                            ("ffn_num_outputs", ffn_num_outputs)):  # fmt: skip
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        checks.check_positive(ffn_num_hiddens, "ffn_num_hiddens")
+        checks.check_positive(ffn_num_outputs, "ffn_num_outputs")
         if num_inputs is None:
             self.dense1 = nn.LazyLinear(ffn_num_hiddens)
         else:
@@ -45,11 +35,7 @@ class PositionWiseFFN(nn.Module):
         self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
 
     def forward(self, X: Tensor) -> Tensor:
-        if X.dim() != 3 or not X.is_floating_point():
-            raise ValueError(
-                f"X must be a float tensor of shape (batch, steps, features), "
-                f"got {X.dtype} {tuple(X.shape)}"
-            )
+        checks.check_features(X)
         return self.dense2(self.relu(self.dense1(X)))
 
 
@@ -65,37 +51,12 @@ class AddNorm(nn.Module):
         self.ln = nn.LayerNorm(norm_shape)
 
     def forward(self, X: Tensor, Y: Tensor) -> Tensor:
+        checks.check_features(X)
         if X.shape != Y.shape:
             raise ValueError(
                 f"the residual needs equal shapes: X {tuple(X.shape)}, Y {tuple(Y.shape)}"
             )
         return self.ln(self.dropout(Y) + X)
-
-
-def _check_valid_lens(valid_lens: Tensor | None, batch: int, steps: int,
-                      name: str = "valid_lens") -> None:  # fmt: skip
-    """Raise ValueError unless valid_lens is None or integers in [1, steps] of shape (batch,)."""
-    if valid_lens is None:
-        return
-    if not isinstance(valid_lens, Tensor) or tuple(valid_lens.shape) != (batch,):
-        got = tuple(valid_lens.shape) if isinstance(valid_lens, Tensor) else type(valid_lens)
-        raise ValueError(f"{name} must have shape ({batch},), got {got}")
-    if valid_lens.dtype not in (torch.int32, torch.int64):
-        raise ValueError(f"{name} must hold integers, got dtype {valid_lens.dtype}")
-    if batch and (valid_lens.min() < 1 or valid_lens.max() > steps):
-        raise ValueError(
-            f"{name} must lie in [1, {steps}] for sequences of {steps} steps, "
-            f"got {valid_lens.tolist()}"
-        )
-
-
-def _check_tokens(X: Tensor, name: str = "X") -> None:
-    """Raise ValueError unless X is a (batch, steps) tensor of integer token ids."""
-    if not isinstance(X, Tensor) or X.dim() != 2:
-        got = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
-        raise ValueError(f"{name} must have shape (batch, steps) of token ids, got {got}")
-    if X.dtype not in (torch.int32, torch.int64):
-        raise ValueError(f"{name} must hold integer token ids, got dtype {X.dtype}")
 
 
 def _heads_first(weights: Tensor, num_heads: int) -> Tensor:
@@ -122,8 +83,9 @@ class TransformerEncoderBlock(nn.Module):
         self.addnorm2 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X: Tensor, valid_lens: Tensor | None) -> Tensor:
-        _check_features(X, self.num_hiddens)
-        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
+        checks.check_features(X, size=self.num_hiddens)
+        valid_lens = checks.check_valid_lens(valid_lens, *X.shape[:2],
+                                             min_len=1)
         Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
         return self.addnorm2(Y, self.ffn(Y))
 
@@ -131,6 +93,34 @@ class TransformerEncoderBlock(nn.Module):
     def attention_weights(self) -> Tensor:
         """The last self-attention weights, (batch, num_heads, queries, keys)."""
         return _heads_first(self.attention.attention.attention_weights, self.num_heads)
+
+
+def _stem(module: nn.Module, vocab_size: int, num_hiddens: int, dropout: float,
+          num_blks: int, make_block) -> None:  # fmt: skip
+    """Give an encoder or decoder its embedding, positional encoding and blocks
+    make_block(0), ..., make_block(num_blks - 1)."""
+    checks.check_positive(vocab_size, "vocab_size")
+    checks.check_positive(num_blks, "num_blks")
+    module.num_hiddens = num_hiddens
+    module.embedding = nn.Embedding(vocab_size, num_hiddens)
+    module.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
+    module.blks = nn.Sequential()
+    for i in range(num_blks):
+        module.blks.add_module(f"block{i}", make_block(i))
+
+
+def _embed(module: nn.Module, X: Tensor, p: int = 0) -> Tensor:
+    """Token ids (batch, steps) -> embedding * sqrt(d) plus the encoding of
+    the positions p, p + 1, ... (dropout applied)."""
+    checks.check_tokens(X)
+    P = module.pos_encoding.P
+    if p + X.shape[1] > P.shape[1]:
+        raise ValueError(f"positions up to {p + X.shape[1]} exceed "
+                         f"max_len {P.shape[1]}")
+    # The embedding is scaled before the positional encoding (in [-1, 1])
+    # is added.
+    X = module.embedding(X) * math.sqrt(module.num_hiddens)
+    return module.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
 
 
 class TransformerEncoder(d2l.Encoder):
@@ -145,19 +135,15 @@ class TransformerEncoder(d2l.Encoder):
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  num_blks: int, dropout: float, use_bias: bool = False) -> None:  # fmt: skip
         super().__init__()
-        self.num_hiddens = num_hiddens
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
-        self.blks = nn.Sequential()
-        for i in range(num_blks):
-            self.blks.add_module(f"block{i}", TransformerEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
+        _stem(self, vocab_size, num_hiddens, dropout, num_blks,
+              lambda i: TransformerEncoderBlock(
+                  num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None, *args) -> Tensor:
-        _check_tokens(X)
-        _check_valid_lens(valid_lens, X.shape[0], X.shape[1])
-        # The embedding is scaled before the positional encoding (in [-1, 1]) is added.
-        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
+        batch, steps = checks.check_tokens(X).shape
+        valid_lens = checks.check_valid_lens(valid_lens, batch, steps,
+                                             min_len=1)
+        X = _embed(self, X)
         for blk in self.blks:
             X = blk(X, valid_lens)
         return X
@@ -192,13 +178,16 @@ class TransformerDecoderBlock(nn.Module):
         self.addnorm3 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
-        _check_features(X, self.num_hiddens)
+        checks.check_features(X, size=self.num_hiddens)
         enc_outputs, enc_valid_lens, cache = state
-        _check_features(enc_outputs, self.num_hiddens, "enc_outputs")
+        checks.check_features(enc_outputs, "enc_outputs", self.num_hiddens)
         batch, steps = X.shape[:2]
         if enc_outputs.shape[0] != batch:
-            raise ValueError(f"enc_outputs has batch {enc_outputs.shape[0]}, X has {batch}")
-        _check_valid_lens(enc_valid_lens, batch, enc_outputs.shape[1], "enc_valid_lens")
+            raise ValueError(f"enc_outputs must have batch {batch}, got "
+                             f"{tuple(enc_outputs.shape)}")  # fmt: skip
+        enc_valid_lens = checks.check_valid_lens(
+            enc_valid_lens, batch, enc_outputs.shape[1], min_len=1,
+            name="enc_valid_lens")
         past = cache[self.i]
         key_values = X if past is None else torch.cat((past, X), dim=1)
         cache[self.i] = key_values
@@ -232,27 +221,19 @@ class TransformerDecoder(d2l.AttentionDecoder):
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  num_blks: int, dropout: float) -> None:  # fmt: skip
         super().__init__()
-        self.num_hiddens, self.num_blks = num_hiddens, num_blks
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        self.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
-        self.blks = nn.Sequential()
-        for i in range(num_blks):
-            self.blks.add_module(f"block{i}", TransformerDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
+        self.num_blks = num_blks
+        _stem(self, vocab_size, num_hiddens, dropout, num_blks,
+              lambda i: TransformerDecoderBlock(
+                  num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def init_state(self, enc_outputs: Tensor, enc_valid_lens: Tensor | None, *args) -> list:
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
-        _check_tokens(X)
         past = state[2][0]
         p = 0 if past is None else past.shape[1]  # tokens decoded before this call
-        P = self.pos_encoding.P
-        if p + X.shape[1] > P.shape[1]:
-            raise ValueError(f"positions up to {p + X.shape[1]} exceed max_len {P.shape[1]}")
-        X = self.embedding(X) * math.sqrt(self.num_hiddens)
-        X = self.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
+        X = _embed(self, X, p)  # shifted positions: P[:, p : p + steps]
         for blk in self.blks:
             X, state = blk(X, state)
         return self.dense(X), state
@@ -264,6 +245,13 @@ class TransformerDecoder(d2l.AttentionDecoder):
         pairs = [blk.attention_weights for blk in self.blks]
         return (torch.stack([s for s, _ in pairs], dim=1),
                 torch.stack([c for _, c in pairs], dim=1))
+
+    @property
+    def source_attention_weights(self) -> Tensor:
+        """The last block's cross-attention averaged over the heads:
+        (batch, queries, src_steps), each row summing to 1; predict_seq2seq
+        reports these."""
+        return self.blks[-1].attention_weights[1].mean(dim=1)
 
 
 __all__ = [

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor, nn
 
 import d2lite as d2l
+from d2lite import checks
 
 
 def _pair(value: int | tuple[int, int], name: str) -> tuple[int, int]:
@@ -87,6 +88,8 @@ class ViTMLP(nn.Module):
         num_inputs: int | None = None,
     ) -> None:
         super().__init__()
+        checks.check_positive(mlp_num_hiddens, "mlp_num_hiddens")
+        checks.check_positive(mlp_num_outputs, "mlp_num_outputs")
         first = nn.LazyLinear if num_inputs is None else partial(nn.Linear, num_inputs)
         self.fc1 = first(mlp_num_hiddens)
         self.act = nn.GELU()
@@ -126,10 +129,7 @@ class ViTBlock(nn.Module):
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
         """X (batch, steps, num_hiddens) -> (batch, steps, num_hiddens)."""
-        if X.dim() != 3 or X.shape[-1] != self.num_hiddens:
-            raise ValueError(
-                f"expected shape (batch, steps, {self.num_hiddens}), got {tuple(X.shape)}"
-            )
+        checks.check_features(X, size=self.num_hiddens)
         Y = self.ln1(X)
         X = X + self.attention(Y, Y, Y, valid_lens)  # the residual path never sees a norm
         return X + self.mlp(self.ln2(X))

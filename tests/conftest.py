@@ -74,3 +74,29 @@ def site() -> Path:
         STAMP.write_text(f"built in {time.time() - started:.0f} s\n", encoding="utf-8")
         RUN_STAMP.write_text(run_id, encoding="utf-8")
     return SITE
+
+
+def _predict_source_weights(net, src_vocab, tgt_vocab, num_steps: int, real: int):
+    """Greedy-decode "I go home ." with <eos> forbidden, so every step gives a row, and check
+    the weights: (num_steps, num_steps), rows summing to 1, no weight on the padding after the
+    ``real`` source positions. Returns them."""
+    import torch
+
+    import d2lite as d2l
+
+    with torch.no_grad():
+        net.decoder.dense.bias[tgt_vocab.eos] = -1e4
+    _, tokens, attn = d2l.predict_seq2seq(
+        net, "I go home .", src_vocab, tgt_vocab, num_steps, save_attention_weights=True,
+        return_tokens=True,
+    )  # fmt: skip
+    assert len(tokens) == num_steps and attn.shape == (num_steps, num_steps)
+    assert torch.allclose(attn.sum(dim=1), torch.ones(num_steps), atol=1e-5)
+    assert float(attn[:, real:].abs().max()) == 0.0
+    return attn
+
+
+@pytest.fixture
+def predict_source_weights():
+    """The checks every attention decoder's predict_seq2seq weights must pass."""
+    return _predict_source_weights

@@ -50,7 +50,9 @@ def test_masked_positions_are_exactly_zero_and_rows_sum_to_one():
     P = d2l.masked_softmax(X, valid_lens)
     mask = _key_mask(valid_lens, 4, 6)
     assert torch.all(P[~mask] == 0)
-    assert torch.all(P[mask] >= 0)
+    # On the valid keys: the softmax of their scores alone (a softmax is never negative, so
+    # a ">= 0" check could not fail; this one can).
+    torch.testing.assert_close(P, torch.softmax(X.masked_fill(~mask, -torch.inf), dim=-1))
     torch.testing.assert_close(P.sum(-1), torch.ones(2, 4), atol=1e-6, rtol=0)
     # (batch,) lengths: the same for every query of an example.
     P = d2l.masked_softmax(X, torch.tensor([3, 1]))
@@ -74,11 +76,15 @@ def test_zero_valid_length_gives_zeros_not_nan():
     assert torch.all(X.grad[0] == 0)
 
 
-def test_lengths_beyond_the_keys_mean_all_keys():
+def test_lengths_beyond_the_keys_raise():
     X = torch.randn(2, 3, 4)
     torch.testing.assert_close(
-        d2l.masked_softmax(X, torch.tensor([4, 100])), torch.softmax(X, dim=-1)
+        d2l.masked_softmax(X, torch.tensor([4, 4])), torch.softmax(X, dim=-1)
     )
+    with pytest.raises(ValueError, match=r"valid_lens must lie in \[0, 4\] for 4 keys"):
+        d2l.masked_softmax(X, torch.tensor([4, 100]))
+    with pytest.raises(ValueError, match=r"valid_lens must lie in \[0, 4\]"):
+        d2l.masked_softmax(X, torch.tensor([-1, 2]))
 
 
 def test_attention_weights_attribute():
@@ -154,36 +160,43 @@ def test_additive_gradcheck():
 def test_bad_inputs_name_the_shapes(make):
     attention = make()
     q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 6)
-    with pytest.raises(ValueError, match=r"keys \(2, 5, 4\) but values \(2, 6, 6\)"):
+    one_row = r"values must have one row per key: keys \(2, 5, 4\), got values \(2, 6, 6\)"
+    with pytest.raises(ValueError, match=one_row):
         attention(q, k, torch.randn(2, 6, 6))
-    with pytest.raises(ValueError, match=r"batch sizes differ.*\(3, 5, 4\)"):
+    with pytest.raises(ValueError, match=r"one batch size, got .*\(3, 5, 4\)"):
         attention(q, torch.randn(3, 5, 4), v)
-    with pytest.raises(ValueError, match=r"got \(1,\)"):
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(2,\) or \(2, 3\), "
+                       r"got shape \(1,\)"):
         attention(q, k, v, torch.tensor([1]))
-    with pytest.raises(ValueError, match=r"\(2,\) or \(2, 3\).*got \(2, 5\)"):
+    with pytest.raises(ValueError, match=r"\(2,\) or \(2, 3\), got shape \(2, 5\)"):
         attention(q, k, v, torch.ones(2, 5, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"got \(3,\)"):
+    with pytest.raises(ValueError, match=r"got shape \(3,\)"):
         attention(q, k, v, torch.tensor([1, 2, 3]))
-    with pytest.raises(ValueError, match=r"values must have shape .*got \(2, 5\)"):
+    with pytest.raises(ValueError, match=r"values must have shape \(batch, m, d_v\), "
+                       r"got shape \(2, 5\)"):
         attention(q, k, torch.randn(2, 5))
 
 
 def test_dot_product_needs_equal_query_and_key_sizes():
     attention = d2l.DotProductAttention()
-    with pytest.raises(ValueError, match=r"queries \(2, 3, 4\), keys \(2, 5, 3\)"):
+    size = r"keys must have the queries' feature size 4, got keys \(2, 5, 3\)"
+    with pytest.raises(ValueError, match=size):
         attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 6))
 
 
 def test_additive_explicit_sizes_are_checked():
     attention = d2l.AdditiveAttention(4, query_size=3, key_size=2)
-    with pytest.raises(ValueError, match=r"keys must have 2 features, got shape \(1, 4, 5\)"):
+    pattern = r"keys must have 2 features \(last axis\), got shape \(1, 4, 5\)"
+    with pytest.raises(ValueError, match=pattern):
         attention(torch.randn(1, 2, 3), torch.randn(1, 4, 5), torch.randn(1, 4, 1))
     with pytest.raises(ValueError, match="num_hiddens"):
         d2l.AdditiveAttention(0)
 
 
 def test_masked_softmax_bad_shapes():
-    with pytest.raises(ValueError, match=r"got \(2, 3\)"):
+    pattern = r"X must have shape \(batch, queries, keys\), got shape \(2, 3\)"
+    with pytest.raises(ValueError, match=pattern):
         d2l.masked_softmax(torch.randn(2, 3), torch.tensor([1, 2]))
-    with pytest.raises(ValueError, match=r"\(2,\) or \(2, 3\) for X of shape \(2, 3, 4\)"):
+    pattern = r"valid_lens must have shape \(2,\) or \(2, 3\), got shape \(4,\)"
+    with pytest.raises(ValueError, match=pattern):
         d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([1, 2, 3, 4]))

@@ -1,4 +1,4 @@
-"""Unit tests for d2lite.plot: Hangul fonts, strict glyph checking, plots, heatmaps, bilingual."""
+"""Tests for d2lite.plotting: Hangul fonts, strict glyph checking, plots, heatmaps, bilingual."""
 
 from __future__ import annotations
 

@@ -50,8 +50,18 @@ def test_plain_decoder_shapes(net):
 def test_bad_inputs_raise(net):
     with pytest.raises(ValueError, match=r"\(batch, steps\)"):
         net.encoder(torch.zeros(4, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"\(batch, steps\)"):
-        net.encoder(torch.zeros((4, 7)))  # floats, not token ids
+    pattern = r"integer token ids, got shape \(4, 7\), dtype torch.float32"
+    with pytest.raises(ValueError, match=pattern):
+        net.encoder(torch.zeros((4, 7)))  # floats, not token ids: the dtype is named
+    with pytest.raises(ValueError, match=r"X must hold at least one sequence of one step"):
+        net.encoder(torch.zeros((4, 0), dtype=torch.long))
+    tokens = torch.randint(0, 10, (2, 7))
+    # Any integer dtype, and integral float lengths, give the same result as int64.
+    expected = net.encoder(tokens, torch.tensor([7, 3]))[0]
+    assert torch.equal(net.encoder(tokens.int(), torch.tensor([7, 3]))[0], expected)
+    assert torch.equal(net.encoder(tokens, torch.tensor([7.0, 3.0]))[0], expected)
+    with pytest.raises(ValueError, match=r"valid_lens must hold whole numbers"):
+        net.encoder(tokens, torch.tensor([7.0, 2.5]))
     with pytest.raises(ValueError, match=r"valid_lens must have shape \(4,\)"):
         net.encoder(torch.zeros((4, 7), dtype=torch.long), torch.tensor([1, 2]))
     with pytest.raises(ValueError, match=r"valid_lens must lie in \[1, 7\]"):
@@ -256,3 +266,26 @@ def test_evaluate_bleu_of_a_perfect_copy():
     )
     with pytest.raises(ValueError, match="no pairs"):
         d2l.evaluate_bleu(net, [], vocab, vocab, 6)
+
+
+def test_bahdanau_predict_returns_weights_over_source_positions(predict_source_weights):
+    torch.manual_seed(0)
+    src_vocab = d2l.Vocab("i go home .".split())
+    tgt_vocab = d2l.Vocab("나 는 집 에 간다 .".split())
+    net = d2l.Seq2Seq(d2l.Seq2SeqEncoder(len(src_vocab), 8, 16, 2),
+                      d2l.Seq2SeqAttentionDecoder(len(tgt_vocab), 8, 16, 2))  # fmt: skip
+    attn = predict_source_weights(net, src_vocab, tgt_vocab, 7, real=5)  # "i go home . <eos>"
+    assert torch.allclose(attn[-1], net.decoder.attention_weights[0, -1])
+
+
+class _WrongShapeAttentionDecoder(_OneHotAttentionDecoder):
+    @property
+    def attention_weights(self):
+        return torch.ones(1, 2, 1, 5)  # (batch, blocks, queries, keys): not (batch, steps, keys)
+
+
+def test_predict_refuses_weights_of_the_wrong_shape():
+    net = d2l.Seq2Seq(d2l.Seq2SeqEncoder(10, 4, 8, 1), _WrongShapeAttentionDecoder(6))
+    vocab = d2l.Vocab(["x"])
+    with pytest.raises(NotImplementedError, match="source_attention_weights"):
+        d2l.predict_seq2seq(net, "x", vocab, vocab, 5, save_attention_weights=True)

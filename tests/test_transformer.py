@@ -252,7 +252,7 @@ def test_attention_agrees_with_sdpa():
 # -- with the chapter-5 toolkit --------------------------------------------------------------
 
 
-def test_train_and_predict_with_the_seq2seq_toolkit():
+def test_train_and_predict_with_the_seq2seq_toolkit(predict_source_weights):
     train_iter, src_vocab, tgt_vocab = d2l.load_data_enko(64, 16, num_train=128)
     net = d2l.Seq2Seq(d2l.TransformerEncoder(len(src_vocab), 32, 64, 4, 1, 0.0),
                       d2l.TransformerDecoder(len(tgt_vocab), 32, 64, 4, 1, 0.0))  # fmt: skip
@@ -263,9 +263,20 @@ def test_train_and_predict_with_the_seq2seq_toolkit():
                                      save_attention_weights=True)  # fmt: skip
     text2, _ = d2l.predict_seq2seq(net, "I go home .", src_vocab, tgt_vocab, 16)
     assert isinstance(text, str) and text == text2
-    assert attn.dim() == 2 and attn.shape[1] % 16 == 0
     assert d2l.translate(net, ["I go home ."], src_vocab, tgt_vocab, 16) == [text]
-    assert 0.0 <= d2l.bleu(text, "나는 집에 간다 .") <= 1.0
+    # (16, 16), rows summing to 1, no weight on the padding after "I go home . <eos>".
+    attn = predict_source_weights(net, src_vocab, tgt_vocab, 16, real=5)
+    # BLEU of the toolkit on this model: its own output as the reference scores exactly 1
+    # (unigrams: the detokenised output may be a single word), anything else less.
+    forced = d2l.translate(net, ["I go home ."], src_vocab, tgt_vocab, 16)[0]
+    pairs = [("I go home .", forced)]
+    assert d2l.evaluate_bleu(net, pairs, src_vocab, tgt_vocab, 16, k=1) == 1.0
+    pairs = [("I go home .", forced + " 집")]
+    assert d2l.evaluate_bleu(net, pairs, src_vocab, tgt_vocab, 16, k=1) < 1.0
+    # The rows are the last block's cross-attention averaged over its heads.
+    assert net.decoder.source_attention_weights.shape == (1, 1, 16)
+    last_cross = net.decoder.blks[-1].attention_weights[1]  # (1, heads, 1, 16)
+    assert torch.allclose(attn[-1], last_cross[0, :, -1].mean(dim=0))
 
 
 # -- bad input -------------------------------------------------------------------------------
@@ -282,7 +293,10 @@ def test_bad_inputs_raise_clear_errors():
     _raises(lambda: encoder(tokens.float(), torch.tensor([6, 2])), "integer token ids")
     _raises(lambda: encoder(tokens, torch.tensor([7, 2])), r"\[1, 6\]")
     _raises(lambda: encoder(tokens, torch.tensor([0, 2])), r"\[1, 6\]")
-    _raises(lambda: encoder(tokens, torch.tensor([6.0, 2.0])), "integers")
+    _raises(lambda: encoder(tokens, torch.tensor([6.5, 2.0])), "whole numbers")
+    assert torch.equal(encoder(tokens, torch.tensor([6.0, 2.0])),  # integral floats convert
+                       encoder(tokens, torch.tensor([6, 2])))  # fmt: skip
+    assert encoder(tokens.int(), None).shape == (2, 6, D)  # any integer dtype
     _raises(lambda: encoder(tokens, torch.tensor([6, 2, 1])), r"shape \(2,\)")
     _raises(lambda: encoder(tokens[0], None), r"\(batch, steps\)")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_vit_block_shape_and_weights():
     w = blk.attention_weights
     d2l.check_shape(w, (2, 4, 17, 17))
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 4, 17))
-    with pytest.raises(ValueError, match=r"expected shape \(batch, steps, 24\), got \(2, 17, 12\)"):
+    with pytest.raises(ValueError, match=r"\(batch, steps, 24\), got shape \(2, 17"):
         blk(torch.randn(2, 17, 12))
 
 
@@ -347,7 +348,7 @@ def test_fashion_mnist_published_digests_look_right():
         "t10k-labels-idx1-ubyte.gz",
     }
     for digest in vision.FASHION_MNIST_FILES.values():
-        assert len(digest) == 64 and int(digest, 16) >= 0
+        assert re.fullmatch(r"[0-9a-f]{64}", digest), digest  # a lower-case sha256 digest
     assert len(vision.FASHION_MNIST_LABELS) == 10
 
 

@@ -1,36 +1,83 @@
 #!/usr/bin/env bash
-# Make sure the browser tests (tests/test_site.py) can run: Debian's Chromium and a Hangul font.
-# Installs what is missing with apt-get (non-interactive) when running as root; otherwise it
-# says what to install and fails. Playwright never downloads a browser in this project.
-#   CHROMIUM=/path/to/chrome tools/ensure_browser.sh   # use another Chromium/Chrome instead
-set -euo pipefail
+# Find what the browser tests (tests/test_site.py) need, a Chromium and a Hangul font, and
+# install what is missing where that needs no root or where we are root.
+#
+#   tools/ensure_browser.sh     prints the Chromium to use on stdout and exits 0; when there is
+#                               no Chromium or no Korean font it prints ONE line on stderr saying
+#                               what to install and exits 1 (stdout still names a Chromium if one
+#                               was found, so the other browser checks can run).
+#
+# The Chromium, in this order: $D2LITE_CHROMIUM or $CHROMIUM (when set, it must be executable);
+# a system chromium / chromium-browser / google-chrome on PATH; the Chromium Playwright already
+# installed; `playwright install chromium` (needs the network, no root); Debian's chromium with
+# apt-get (root only). The Korean font: `fc-list :lang=ko`, else fonts-nanum with apt-get (root).
+# PY names the Python that has Playwright (default: python3).
+set -uo pipefail
 
-CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
-packages=()
-if [ ! -x "$CHROMIUM" ]; then
-  if [ "$CHROMIUM" != /usr/bin/chromium ]; then
-    echo "ensure_browser: CHROMIUM=$CHROMIUM is not an executable" >&2
+PY="${PY:-python3}"
+missing=()
+chromium=""
+
+playwright_chromium() {
+  "$PY" - <<'EOF' 2>/dev/null
+from playwright.sync_api import sync_playwright
+with sync_playwright() as p:
+    print(p.chromium.executable_path)
+EOF
+}
+
+is_root_with_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+
+apt_install() {
+  echo "ensure_browser: installing $* with apt-get" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+wanted="${D2LITE_CHROMIUM:-${CHROMIUM:-}}"
+if [ -n "$wanted" ]; then
+  if [ -x "$wanted" ]; then
+    chromium="$wanted"
+  else
+    echo "ensure_browser: D2LITE_CHROMIUM/CHROMIUM=$wanted is not an executable" >&2
     exit 1
   fi
-  packages+=(chromium)
 fi
-# Without a Korean font, Chromium draws Hangul as empty boxes in the screenshots.
-if ! { command -v fc-list >/dev/null && fc-list :lang=ko | grep -q .; }; then
-  if command -v apt-get >/dev/null || [ ${#packages[@]} -gt 0 ]; then
-    packages+=(fonts-nanum)
+if [ -z "$chromium" ]; then
+  for name in chromium chromium-browser google-chrome google-chrome-stable; do
+    if path="$(command -v "$name")"; then chromium="$path"; break; fi
+  done
+fi
+if [ -z "$chromium" ]; then
+  path="$(playwright_chromium)"
+  if [ -n "$path" ] && [ -x "$path" ]; then chromium="$path"; fi
+fi
+if [ -z "$chromium" ]; then
+  echo "ensure_browser: trying 'playwright install chromium' (needs the network)" >&2
+  if timeout 600 "$PY" -m playwright install chromium >/dev/null 2>&1; then
+    path="$(playwright_chromium)"
+    if [ -n "$path" ] && [ -x "$path" ]; then chromium="$path"; fi
+  else
+    echo "ensure_browser: 'playwright install chromium' failed (no network?)" >&2
   fi
 fi
-if [ ${#packages[@]} -eq 0 ]; then
-  exit 0
+if [ -z "$chromium" ] && is_root_with_apt && apt_install chromium; then
+  chromium="$(command -v chromium || true)"
 fi
-if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-  echo "ensure_browser: the browser tests need: ${packages[*]}" >&2
-  echo "  install them, e.g. 'sudo apt-get install -y ${packages[*]}' on Debian/Ubuntu," >&2
-  echo "  or run 'make test CHROMIUM=/path/to/chromium' with a Chromium/Chrome you have." >&2
+[ -n "$chromium" ] || missing+=("a Chromium (Debian: chromium; or 'playwright install chromium'; or set D2LITE_CHROMIUM)")
+
+# Without a Korean font Chromium draws Hangul as empty boxes in the screenshots.
+has_korean_font() { command -v fc-list >/dev/null && fc-list :lang=ko | grep -q .; }
+if ! has_korean_font; then
+  if is_root_with_apt; then apt_install fontconfig fonts-nanum; fi
+  has_korean_font || missing+=("a Korean font (Debian: fonts-nanum; check with 'fc-list :lang=ko')")
+fi
+
+[ -n "$chromium" ] && echo "$chromium"
+if [ ${#missing[@]} -gt 0 ]; then
+  msg="${missing[0]}"
+  for m in "${missing[@]:1}"; do msg="$msg and $m"; done
+  echo "make test: the browser tests need $msg: install it, then run make test again" >&2
   exit 1
 fi
-echo "ensure_browser: installing ${packages[*]} with apt-get"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-test -x "$CHROMIUM"
+exit 0

@@ -1,0 +1,185 @@
+"""One validation layer for every public d2lite function and module.
+
+Each check raises a ``ValueError`` that names the argument and says what was expected and what
+was received (shape, dtype or range); checks that normalise their input return it. The chapters
+call these in one line, so the taught code shows the idea and not the bookkeeping.
+
+* :func:`check_positive`, :func:`check_divisible`: sizes and counts of constructors.
+* :func:`check_tokens`: token ids (batch, steps) of any integer dtype, at least one step.
+* :func:`check_features`, :func:`check_scores`, :func:`check_rnn_inputs`,
+  :func:`check_state`: float activations.
+* :func:`check_valid_lens`: integer lengths (integral floats converted) with
+  ``min_len <= v <= num_keys``, shape (batch,) or (batch, queries).
+* :func:`check_qkv`, :func:`check_in_features`: attention inputs and projection sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "check_divisible",
+    "check_features",
+    "check_in_features",
+    "check_positive",
+    "check_qkv",
+    "check_rnn_inputs",
+    "check_scores",
+    "check_state",
+    "check_tokens",
+    "check_valid_lens",
+]
+
+
+def _got(x: object) -> str:
+    """How a received value is described: a tensor's shape and dtype, else its type."""
+    if isinstance(x, Tensor):
+        return f"shape {tuple(x.shape)}, dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"
+
+
+def _is_int_dtype(x: Tensor) -> bool:
+    return not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool
+
+
+def check_positive(value: object, name: str) -> int:
+    """Return ``value`` if it is a positive int (``bool`` is refused), else raise."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {_got(value)}")
+    return value
+
+
+def check_divisible(num_hiddens: int, num_heads: int) -> None:
+    """Both positive ints and ``num_hiddens % num_heads == 0`` (every head gets a share)."""
+    check_positive(num_hiddens, "num_hiddens")
+    check_positive(num_heads, "num_heads")
+    if num_hiddens % num_heads:
+        raise ValueError(
+            f"num_hiddens must be divisible by num_heads={num_heads} (each head gets "
+            f"num_hiddens / num_heads features), got num_hiddens={num_hiddens}"
+        )
+
+
+def check_tokens(X: object, name: str = "X") -> Tensor:
+    """Token ids: a (batch, steps) tensor of any integer dtype with batch, steps >= 1."""
+    if not isinstance(X, Tensor) or X.dim() != 2:
+        raise ValueError(f"{name} must be token ids of shape (batch, steps), got {_got(X)}")
+    if not _is_int_dtype(X):
+        raise ValueError(f"{name} must hold integer token ids, got {_got(X)}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must hold at least one sequence of one step, got {_got(X)}")
+    return X
+
+
+def _check_float(x: object, name: str, dims: int, layout: str) -> Tensor:
+    if not isinstance(x, Tensor) or x.dim() != dims:
+        raise ValueError(f"{name} must have shape {layout}, got {_got(x)}")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a float tensor of shape {layout}, got {_got(x)}")
+    if x.numel() == 0:
+        raise ValueError(f"{name} must not be empty: expected {layout}, got {_got(x)}")
+    return x
+
+
+def check_features(
+    X: object, name: str = "X", size: int | None = None, last: str = "features"
+) -> Tensor:
+    """A float tensor (batch, steps, size) with no empty axis; ``size=None`` accepts any
+    size of the last axis, which error messages call ``last``."""
+    layout = f"(batch, steps, {last if size is None else size})"
+    _check_float(X, name, 3, layout)
+    if size is not None and X.shape[-1] != size:
+        raise ValueError(f"{name} must have shape {layout}, got {_got(X)}")
+    return X
+
+
+def check_scores(X: object, name: str = "X") -> Tensor:
+    """Attention scores: a float tensor (batch, queries, keys), no empty axis."""
+    return _check_float(X, name, 3, "(batch, queries, keys)")
+
+
+def check_rnn_inputs(inputs: object, num_inputs: int, name: str = "inputs") -> Tensor:
+    """Time-major RNN inputs: a float tensor (steps, batch, num_inputs), no empty axis."""
+    layout = f"(steps, batch, {num_inputs})"
+    _check_float(inputs, name, 3, layout)
+    if inputs.shape[-1] != num_inputs:
+        raise ValueError(f"{name} must have shape {layout}, got {_got(inputs)}")
+    return inputs
+
+
+def check_state(state: object, shape: Sequence[int], name: str = "state") -> Tensor:
+    """A float tensor of exactly ``shape`` (a recurrent state)."""
+    if not isinstance(state, Tensor) or tuple(state.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {_got(state)}")
+    if not state.is_floating_point():
+        raise ValueError(f"{name} must be a float tensor, got {_got(state)}")
+    return state
+
+
+def check_valid_lens(
+    valid_lens: object,
+    batch: int,
+    num_keys: int,
+    queries: int | None = None,
+    min_len: int = 0,
+    name: str = "valid_lens",
+) -> Tensor | None:
+    """Valid lengths as an integer tensor, or None.
+
+    Accepts a tensor (any integer dtype, or a float dtype holding whole numbers, converted to
+    int64) or a list of ints, of shape (batch,) or, when ``queries`` is given, (batch, queries).
+    Every length must lie in [min_len, num_keys]: 0 means "no key" (an all-zero weight row),
+    while encoders pass ``min_len=1`` because every sentence has at least ``<eos>``.
+    """
+    if valid_lens is None:
+        return None
+    if isinstance(valid_lens, (list, tuple)):
+        try:
+            valid_lens = torch.tensor(valid_lens)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a tensor of ints, got {_got(valid_lens)}") from None
+    shapes = [(batch,)] + ([(batch, queries)] if queries is not None else [])
+    expected = " or ".join(str(s) for s in shapes)
+    if not isinstance(valid_lens, Tensor) or tuple(valid_lens.shape) not in shapes:
+        raise ValueError(f"{name} must have shape {expected}, got {_got(valid_lens)}")
+    if valid_lens.is_floating_point():
+        if not bool((valid_lens == valid_lens.round()).all()):
+            raise ValueError(f"{name} must hold whole numbers, got {valid_lens.tolist()}")
+        valid_lens = valid_lens.long()
+    elif not _is_int_dtype(valid_lens):
+        raise ValueError(f"{name} must hold integers, got {_got(valid_lens)}")
+    if valid_lens.numel() and (valid_lens.min() < min_len or valid_lens.max() > num_keys):
+        raise ValueError(
+            f"{name} must lie in [{min_len}, {num_keys}] for {num_keys} keys, "
+            f"got {valid_lens.tolist()}"
+        )
+    return valid_lens
+
+
+def check_qkv(queries: object, keys: object, values: object, same_size: bool = False) -> None:
+    """(batch, n, d_q), (batch, m, d_k), (batch, m, d_v) float tensors that fit together;
+    ``same_size`` demands d_q == d_k (dot products)."""
+    for name, x, layout in (("queries", queries, "(batch, n, d_q)"),
+                            ("keys", keys, "(batch, m, d_k)"),
+                            ("values", values, "(batch, m, d_v)")):  # fmt: skip
+        _check_float(x, name, 3, layout)
+    q, k, v = (tuple(x.shape) for x in (queries, keys, values))
+    if not q[0] == k[0] == v[0]:
+        raise ValueError(f"queries, keys and values need one batch size, got {q}, {k}, {v}")
+    if k[1] != v[1]:
+        raise ValueError(f"values must have one row per key: keys {k}, got values {v}")
+    if same_size and q[2] != k[2]:
+        raise ValueError(f"keys must have the queries' feature size {q[2]}, got keys {k}")
+
+
+def check_in_features(layer: nn.Module, x: Tensor, name: str) -> None:
+    """``x``'s last axis fits ``layer`` (an nn.Linear); a lazy layer accepts any size."""
+    if isinstance(layer, nn.modules.lazy.LazyModuleMixin):
+        return
+    if x.shape[-1] != layer.in_features:
+        raise ValueError(
+            f"{name} must have {layer.in_features} features (last axis), got {_got(x)}"
+        )

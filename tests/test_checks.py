@@ -1,0 +1,386 @@
+"""Bad inputs to every public tensor-facing callable raise a ValueError that names the argument
+and the expected and received shape, dtype or range (d2lite.checks and its callers).
+
+``BAD`` is the table: one row per (callable, bad input). ``test_every_public_callable_has_a_row``
+fails when a module gains a public callable that neither has a row nor is listed in ``EXEMPT``
+with the reason it needs none.
+"""
+
+import importlib
+
+import pytest
+import torch
+
+import d2lite as d2l
+from d2lite import checks
+
+D, H = 8, 2
+X = torch.randn(2, 5, D)
+TOKENS = torch.randint(0, 10, (2, 5))
+LONG = torch.ones(2, 5, D, dtype=torch.long)
+
+
+def _enc_state():
+    enc = d2l.Seq2SeqEncoder(10, 4, D, 1)
+    return enc(TOKENS, torch.tensor([5, 3]))
+
+
+def _transformer_state():
+    return [torch.randn(2, 5, D), torch.tensor([5, 3]), [None]]
+
+
+# (callable name, thunk, regex the message must match)
+BAD = [
+    # -- chapter 1, 2: recurrent layers
+    ("RNNScratch", lambda: d2l.RNNScratch(0, 4), r"num_inputs must be a positive int, got int 0"),
+    (
+        "RNNScratch",
+        lambda: d2l.RNNScratch(3, 4)(torch.randn(5, 2, 4)),
+        r"inputs must have shape \(steps, batch, 3\), got shape \(5, 2, 4\)",
+    ),
+    (
+        "RNNScratch",
+        lambda: d2l.RNNScratch(3, 4)(torch.ones(5, 2, 3, dtype=torch.long)),
+        r"inputs must be a float tensor .*dtype torch.int64",
+    ),
+    ("RNNScratch", lambda: d2l.RNNScratch(3, 4)(torch.randn(0, 2, 3)), r"inputs must not be empty"),
+    ("BiRNNScratch", lambda: d2l.BiRNNScratch(3, 0), r"num_hiddens must be a positive int"),
+    (
+        "BiRNNScratch",
+        lambda: d2l.BiRNNScratch(3, 4)(torch.randn(5, 3)),
+        r"inputs must have shape \(steps, batch, 3\)",
+    ),
+    (
+        "input_gradient_norms",
+        lambda: d2l.input_gradient_norms(d2l.RNNScratch(3, 4), torch.randn(5, 2, 3)),
+        r"inputs must have shape \(steps, 1, features\), got \(5, 2, 3\)",
+    ),
+    (
+        "LSTMScratch",
+        lambda: d2l.LSTMScratch(3, 0),
+        r"num_hiddens must be a positive int, got int 0",
+    ),
+    (
+        "LSTMScratch",
+        lambda: d2l.LSTMScratch(3, 4)(torch.randn(5, 2, 3), (torch.zeros(2, 4), torch.zeros(2, 5))),
+        r"C must have shape \(2, 4\), got shape \(2, 5\)",
+    ),
+    (
+        "bptt_forward",
+        lambda: d2l.bptt_forward(
+            lambda x, h: h, torch.randn(0, 2, 3), torch.zeros(2, 4), torch.ones(0)
+        ),
+        r"inputs must have shape \(steps, batch, features\), none 0, got \(0, 2, 3\)",
+    ),
+    (
+        "scale_grad",
+        lambda: d2l.scale_grad(torch.randn(3, 2), torch.ones(2)),
+        r"scale must have shape",
+    ),
+    (
+        "truncation_multipliers",
+        lambda: d2l.truncation_multipliers(0, "full"),
+        r"num_steps must be a positive int, got 0",
+    ),
+    (
+        "grad_clipping",
+        lambda: d2l.grad_clipping(d2l.RNNScratch(3, 4), 0),
+        r"theta must be a positive number",
+    ),
+    # -- chapter 3: attention pooling
+    (
+        "nadaraya_watson",
+        lambda: d2l.nadaraya_watson(torch.randn(3), torch.randn(4), torch.randn(5)),
+        r"y_train must have shape \(3,\) or \(3, v\), got \(4,\)",
+    ),
+    # -- chapter 4: masked softmax and scoring functions
+    (
+        "masked_softmax",
+        lambda: d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([5, 1])),
+        r"valid_lens must lie in \[0, 4\] for 4 keys, got \[5, 1\]",
+    ),
+    (
+        "masked_softmax",
+        lambda: d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([-1, 1])),
+        r"valid_lens must lie in \[0, 4\]",
+    ),
+    (
+        "masked_softmax",
+        lambda: d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([1.5, 1])),
+        r"valid_lens must hold whole numbers, got \[1.5, 1.0\]",
+    ),
+    (
+        "masked_softmax",
+        lambda: d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([True, True])),
+        r"valid_lens must hold integers, got shape \(2,\), dtype torch.bool",
+    ),
+    (
+        "masked_softmax",
+        lambda: d2l.masked_softmax(torch.ones(2, 3, 4, dtype=torch.long), torch.tensor([1, 1])),
+        r"X must be a float tensor of shape \(batch, queries, keys\), .*dtype torch.int64",
+    ),
+    (
+        "DotProductAttention",
+        lambda: d2l.DotProductAttention()(X, X, X, torch.tensor([6, 1])),
+        r"valid_lens must lie in \[0, 5\] for 5 keys, got \[6, 1\]",
+    ),
+    (
+        "DotProductAttention",
+        lambda: d2l.DotProductAttention()(LONG, LONG, LONG),
+        r"queries must be a float tensor of shape \(batch, n, d_q\)",
+    ),
+    (
+        "DotProductAttention",
+        lambda: d2l.DotProductAttention()(X[:, :0], X, X),
+        r"queries must not be empty",
+    ),
+    ("AdditiveAttention", lambda: d2l.AdditiveAttention(0), r"num_hiddens must be a positive int"),
+    (
+        "AdditiveAttention",
+        lambda: d2l.AdditiveAttention(4)(X, X, X, torch.tensor([9, 1])),
+        r"valid_lens must lie in \[0, 5\]",
+    ),
+    # -- chapter 5: Bahdanau decoder and the seq2seq toolkit
+    (
+        "Seq2SeqEncoder",
+        lambda: d2l.Seq2SeqEncoder(10, 0, D, 1),
+        r"embed_size must be a positive int",
+    ),
+    (
+        "Seq2SeqEncoder",
+        lambda: d2l.Seq2SeqEncoder(10, 4, D, 1)(TOKENS.float()),
+        r"X must hold integer token ids, got shape \(2, 5\), dtype torch.float32",
+    ),
+    (
+        "Seq2SeqEncoder",
+        lambda: d2l.Seq2SeqEncoder(10, 4, D, 1)(TOKENS, torch.tensor([6, 1])),
+        r"valid_lens must lie in \[1, 5\]",
+    ),
+    ("Seq2SeqDecoder", lambda: d2l.Seq2SeqDecoder(10, 4, D, 0), r"num_layers must be a positive"),
+    (
+        "Seq2SeqDecoder",
+        lambda: d2l.Seq2SeqDecoder(10, 4, D, 1)(TOKENS[:, :0], None),
+        r"X must hold at least one sequence of one step",
+    ),
+    (
+        "Seq2SeqAttentionDecoder",
+        lambda: d2l.Seq2SeqAttentionDecoder(10, 4, D, 1).init_state(
+            _enc_state(), torch.tensor([6, 1])
+        ),
+        r"enc_valid_lens must lie in \[1, 5\]",
+    ),
+    (
+        "Seq2SeqAttentionDecoder",
+        lambda: d2l.Seq2SeqAttentionDecoder(10, 4, D, 1)(TOKENS.float(), (*_enc_state(), None)),
+        r"X must hold integer token ids",
+    ),
+    (
+        "masked_cross_entropy",
+        lambda: d2l.masked_cross_entropy(torch.randn(2, 3, 5), TOKENS[:, :3], torch.tensor([4, 1])),
+        r"valid_lens must lie in \[0, 3\]",
+    ),
+    (
+        "masked_cross_entropy",
+        lambda: d2l.masked_cross_entropy(
+            torch.randn(2, 3, 5), TOKENS[:, :3].float(), torch.tensor([3, 1])
+        ),
+        r"labels must hold integer token ids",
+    ),
+    (
+        "MaskedSoftmaxCELoss",
+        lambda: d2l.MaskedSoftmaxCELoss()(torch.randn(2, 3), TOKENS[:, :3], torch.tensor([3, 1])),
+        r"logits must have shape \(batch, steps, vocab\), got shape \(2, 3\)",
+    ),
+    (
+        "predict_seq2seq",
+        lambda: d2l.predict_seq2seq(None, ["a"], d2l.Vocab(["a"]), d2l.Vocab(["a"]), 4),
+        r"src_sentence must be a str, got list",
+    ),
+    (
+        "translate",
+        lambda: d2l.translate(None, "a b", d2l.Vocab(["a"]), d2l.Vocab(["a"]), 4),
+        r"sentences must be a list of str, got one str",
+    ),
+    ("bleu", lambda: d2l.bleu("a b", "a b", k=0), r"k must be a positive int, got 0"),
+    ("corpus_bleu", lambda: d2l.corpus_bleu(["a"], ["a"], max_n=0), r"max_n must be a positive"),
+    ("evaluate_bleu", lambda: d2l.evaluate_bleu(None, [], None, None, 4), r"no pairs to evaluate"),
+    # -- chapter 6: multi-head attention
+    (
+        "MultiHeadAttention",
+        lambda: d2l.MultiHeadAttention(D, 0),
+        r"num_heads must be a positive int",
+    ),
+    (
+        "MultiHeadAttention",
+        lambda: d2l.MultiHeadAttention(D, 3),
+        r"num_hiddens must be divisible by num_heads=3 .*got num_hiddens=8",
+    ),
+    (
+        "MultiHeadAttention",
+        lambda: d2l.MultiHeadAttention(D, H)(X, X, X, torch.tensor([6, 1])),
+        r"valid_lens must lie in \[0, 5\] for 5 keys, got \[6, 1\]",
+    ),
+    (
+        "MultiHeadAttention",
+        lambda: d2l.MultiHeadAttention(D, H, query_size=D)(X[..., :4], X, X),
+        r"queries must have 8 features \(last axis\), got shape \(2, 5, 4\)",
+    ),
+    (
+        "transpose_qkv",
+        lambda: d2l.transpose_qkv(X, 0),
+        r"num_heads must be a positive int, got int 0",
+    ),
+    ("transpose_output", lambda: d2l.transpose_output(X, 0), r"num_heads must be a positive int"),
+    # -- chapter 7: positional encoding and local attention
+    (
+        "PositionalEncoding",
+        lambda: d2l.PositionalEncoding(0),
+        r"num_hiddens must be a positive int",
+    ),
+    (
+        "local_attention_mask",
+        lambda: d2l.local_attention_mask(4, -1),
+        r"window must be a non-negative int",
+    ),
+    ("local_attention", lambda: d2l.local_attention(X, X, X, -1), r"window must be a non-negative"),
+    (
+        "local_attention",
+        lambda: d2l.local_attention(LONG, LONG, LONG, 1),
+        r"queries must be a float tensor",
+    ),
+    ("PositionalEncoding", lambda: d2l.PositionalEncoding(D)(LONG), r"X must be a float tensor"),
+    ("PositionalEncoding", lambda: d2l.PositionalEncoding(D)(X[:, :0]), r"X must not be empty"),
+    # -- chapter 8: the Transformer
+    (
+        "PositionWiseFFN",
+        lambda: d2l.PositionWiseFFN(0, 4),
+        r"ffn_num_hiddens must be a positive int",
+    ),
+    ("PositionWiseFFN", lambda: d2l.PositionWiseFFN(8, 4)(LONG), r"X must be a float tensor"),
+    ("AddNorm", lambda: d2l.AddNorm(D, 0.0)(X, X[:, :3]), r"equal shapes"),
+    ("AddNorm", lambda: d2l.AddNorm(D, 0.0)(LONG, LONG), r"X must be a float tensor"),
+    (
+        "TransformerEncoderBlock",
+        lambda: d2l.TransformerEncoderBlock(D, 16, 3, 0.0),
+        r"num_hiddens must be divisible by num_heads=3",
+    ),
+    (
+        "TransformerEncoderBlock",
+        lambda: d2l.TransformerEncoderBlock(D, 16, H, 0.0)(X, torch.tensor([6, 1])),
+        r"valid_lens must lie in \[1, 5\]",
+    ),
+    (
+        "TransformerEncoder",
+        lambda: d2l.TransformerEncoder(10, D, 16, H, 0, 0.0),
+        r"num_blks must be a positive int, got int 0",
+    ),
+    (
+        "TransformerEncoder",
+        lambda: d2l.TransformerEncoder(10, D, 16, H, 1, 0.0)(TOKENS.float()),
+        r"X must hold integer token ids",
+    ),
+    (
+        "TransformerEncoder",
+        lambda: d2l.TransformerEncoder(10, D, 16, H, 1, 0.0)(TOKENS, torch.tensor([5.5, 1.0])),
+        r"valid_lens must hold whole numbers",
+    ),
+    (
+        "TransformerDecoderBlock",
+        lambda: d2l.TransformerDecoderBlock(D, 16, H, 0.0, 0)(X, [X, torch.tensor([6, 1]), [None]]),
+        r"enc_valid_lens must lie in \[1, 5\]",
+    ),
+    (
+        "TransformerDecoder",
+        lambda: d2l.TransformerDecoder(10, D, 16, H, 1, 0.0)(TOKENS[:, :0], _transformer_state()),
+        r"X must hold at least one sequence of one step",
+    ),
+    (
+        "TransformerDecoder",
+        lambda: d2l.TransformerDecoder(10, D, 16, 0, 1, 0.0),
+        r"num_heads must be a positive int",
+    ),
+    # -- chapter 9: the Vision Transformer
+    ("PatchEmbedding", lambda: d2l.PatchEmbedding(8, 0, D), r"patch_size must be positive"),
+    ("ViTMLP", lambda: d2l.ViTMLP(0, D), r"mlp_num_hiddens must be a positive int"),
+    ("ViTBlock", lambda: d2l.ViTBlock(D, D, 16, 3, 0.0), r"num_hiddens must be divisible by"),
+    (
+        "ViT",
+        lambda: d2l.ViT(8, 4, D, 16, 3, 1, 0.0, 0.0, num_classes=10),
+        r"num_hiddens must be divisible by num_heads=3",
+    ),
+]
+
+# Public callables of the tensor-facing modules that need no row here, and why.
+EXEMPT = {
+    "Encoder": "abstract interface: forward raises NotImplementedError",
+    "Decoder": "abstract interface",
+    "AttentionDecoder": "abstract interface",
+    "EncoderDecoder": "delegates to its encoder and decoder, which validate",
+    "Seq2Seq": "delegates to its encoder and decoder, which validate",
+    "gaussian_kernel": "elementwise on any float tensor: every shape is valid",
+    "boxcar_kernel": "elementwise on any float tensor",
+    "constant_kernel": "elementwise on any float tensor",
+    "triangular_kernel": "elementwise on any float tensor",
+    "epanechnikov_kernel": "elementwise on any float tensor",
+}
+MODULES = ["rnn", "bptt", "pooling", "attention", "seq2seq", "bahdanau", "multihead",
+           "positional", "transformer", "vit"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "thunk", "pattern"), BAD,
+                         ids=[f"{row[0]}-{i}" for i, row in enumerate(BAD)])  # fmt: skip
+def test_bad_input_raises_a_clear_value_error(name, thunk, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        thunk()
+
+
+def test_every_public_callable_has_a_row():
+    covered = {row[0] for row in BAD}
+    public = {
+        name
+        for module in MODULES
+        for name in importlib.import_module(f"d2lite.{module}").__all__
+        if callable(getattr(d2l, name))
+    }
+    missing = sorted(public - covered - set(EXEMPT))
+    assert not missing, (
+        f"public callables without a bad-input row in tests/test_checks.py: {missing}"
+    )
+    assert not (covered | set(EXEMPT)) - public, "rows or exemptions for names that are gone"
+
+
+# -- the checks themselves, on good input ----------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8])
+def test_tokens_of_any_integer_dtype_are_accepted(dtype):
+    assert checks.check_tokens(TOKENS.to(dtype)).dtype == dtype
+
+
+def test_valid_lens_are_converted_to_integers():
+    lens = checks.check_valid_lens(torch.tensor([3.0, 0.0]), 2, 5)
+    assert lens.dtype == torch.int64 and lens.tolist() == [3, 0]
+    assert checks.check_valid_lens([2, 5], 2, 5).tolist() == [2, 5]
+    assert checks.check_valid_lens(torch.tensor([[1, 2, 3]]), 1, 3, queries=3).shape == (1, 3)
+    assert checks.check_valid_lens(None, 2, 5) is None
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(1,\) or \(1, 3\)"):
+        checks.check_valid_lens(torch.tensor([[1, 2]]), 1, 3, queries=3)
+    with pytest.raises(ValueError, match=r"lens must lie in \[1, 5\]"):
+        checks.check_valid_lens(torch.tensor([0]), 1, 5, min_len=1, name="lens")
+
+
+def test_integral_float_lengths_give_the_same_attention_as_integers():
+    attention = d2l.DotProductAttention()
+    expected = attention(X, X, X, torch.tensor([5, 2]))
+    assert torch.equal(attention(X, X, X, torch.tensor([5.0, 2.0])), expected)
+    assert torch.equal(attention(X, X, X, torch.tensor([5, 2], dtype=torch.int32)), expected)
+
+
+def test_positive_and_divisible():
+    assert checks.check_positive(3, "n") == 3
+    for bad in (0, -1, 2.0, True, "3", None):
+        with pytest.raises(ValueError, match="n must be a positive int"):
+            checks.check_positive(bad, "n")
+    checks.check_divisible(8, 2)
+    with pytest.raises(ValueError, match="num_heads must be a positive int"):
+        checks.check_divisible(8, 0)
