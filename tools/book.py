@@ -91,9 +91,15 @@ def math_of(text: str) -> list[str]:
     return sorted(found)
 
 
+def _role_target(target: str) -> str:
+    """The label of a role's target: ``8장 <chap-x>`` and ``Chapter 8 <chap-x>`` are both ``chap-x``."""
+    m = re.fullmatch(r"(?s).*<([^<>]+)>\s*", target)
+    return (m.group(1) if m else target).strip()
+
+
 def references_of(text: str) -> list[str]:
     """Cross-references, citations, links to other pages and figure names, sorted."""
-    refs = [f"{role}:{target.strip()}" for role, target in ROLE.findall(text)]
+    refs = [f"{role}:{_role_target(target)}" for role, target in ROLE.findall(text)]
     refs += [f"link:{t}" for t in MD_LINK_TARGET.findall(text)]
     refs += [f"name:{n}" for n in FIG_NAME.findall(text)]
     return sorted(refs)
