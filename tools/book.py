@@ -14,7 +14,11 @@ How a chapter is written (see also README.md):
   numbers; the Korean cell is written in Hangul.
 * Terms follow the glossary ``book/glossary.csv``: where the English cell uses a glossary term
   that the glossary marks for checking, the Korean cell must contain its Korean term (or an
-  accepted variant) or the English term itself, e.g. ``은닉 상태(hidden state)``.
+  accepted variant) or the English term itself, e.g. ``은닉 상태(hidden state)``. The Korean
+  prose never uses a variant the glossary lists as avoided (column ``ko_avoid``).
+* Links to the glossary (``{ref}`은닉 상태 <term-hidden-state>` ``) name a row that exists.
+* The English is spelled the American way (normalize, color, behavior) and refers to chapters
+  with ``{numref}`Chapter %s <chap-...>` ``, never with a bare number that could drift.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
 ROLE = re.compile(r"\{(numref|ref|eq|doc|cite|cite:p|cite:t|cite:ps|cite:ts|term)\}`([^`]*)`")
 MD_LINK_TARGET = re.compile(r"\]\((#[^)\s]+|[\w./-]+\.(?:md|ipynb)(?:#[^)\s]*)?)\)")
+TITLED_REF = re.compile(r"\{(?:ref|numref|doc)\}`([^`<]*?)\s*<[^`<>]+>`")
 FIG_NAME = re.compile(r":name:\s*(\S+)")
 CODE_FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]+`")
@@ -92,7 +97,7 @@ def math_of(text: str) -> list[str]:
 
 
 def _role_target(target: str) -> str:
-    """The label of a role's target: ``8장 <chap-x>`` and ``Chapter 8 <chap-x>`` are both ``chap-x``."""
+    """A role target's label: ``%s장 <chap-x>`` and ``Chapter %s <chap-x>`` give ``chap-x``."""
     m = re.fullmatch(r"(?s).*<([^<>]+)>\s*", target)
     return (m.group(1) if m else target).strip()
 
@@ -146,7 +151,9 @@ def _shared_cell_problems(source: str) -> list[str]:
 
 # -- Glossary ------------------------------------------------------------------------------
 
-GLOSSARY_COLUMNS = ("en", "ko", "en_also", "ko_also", "check")
+GLOSSARY_COLUMNS = ("en", "ko", "en_also", "ko_also", "check", "ko_avoid")
+# Rows appended by older tools may lack the last column; it then counts as empty.
+_OPTIONAL_COLUMNS = ("ko_avoid",)
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014"
 _JOINER = re.compile(rf"[\s{_DASHES}·]+")
 # English idioms that use a glossary word in its everyday sense.
@@ -165,6 +172,7 @@ class Term:
     en_also: tuple[str, ...] = ()
     ko_also: tuple[str, ...] = ()
     check: tuple[str, ...] = ()  # English phrases that make the checker look for the term
+    ko_avoid: tuple[str, ...] = ()  # Korean variants the prose must not use
 
     @property
     def english(self) -> tuple[str, ...]:
@@ -179,18 +187,27 @@ def _split_list(cell: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in cell.split(";") if x.strip())
 
 
+def term_anchor(en: str) -> str:
+    """The id (and reference label) of a term's glossary row: ``term-`` and the English term in
+    lowercase-dash form, e.g. ``term-nadaraya-watson-regression``."""
+    return "term-" + re.sub(r"[^a-z0-9]+", "-", en.lower()).strip("-")
+
+
 def load_glossary(path: Path = GLOSSARY) -> list[Term]:
-    """Read the glossary table (CSV: en, ko, en_also, ko_also, check; lists split on ';').
+    """Read the glossary table (CSV: en, ko, en_also, ko_also, check, ko_avoid; lists split on
+    ';').
 
     ``check`` is ``*`` to check every English form, a ';'-list of English phrases that alone
     trigger the check (for words with an everyday sense, such as *key*), or empty for none.
+    ``ko_avoid`` lists Korean variants that the Korean prose must not use (the checker refuses
+    them); none of them may occur inside an accepted Korean term of any row.
     """
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != GLOSSARY_COLUMNS:
-            raise ValueError(
-                f"{path.name}: columns must be {GLOSSARY_COLUMNS}, got {reader.fieldnames}"
-            )
+        names = tuple(reader.fieldnames or ())
+        full, short = GLOSSARY_COLUMNS, GLOSSARY_COLUMNS[: -len(_OPTIONAL_COLUMNS)]
+        if names not in (full, short):
+            raise ValueError(f"{path.name}: columns must be {full}, got {reader.fieldnames}")
         terms, seen = [], set()
         for line, row in enumerate(reader, start=2):
             en, ko = row["en"].strip(), row["ko"].strip()
@@ -204,7 +221,19 @@ def load_glossary(path: Path = GLOSSARY) -> list[Term]:
             en_also = _split_list(row["en_also"])
             check = row["check"].strip()
             triggers = (en, *en_also) if check == "*" else _split_list(check)
-            terms.append(Term(en, ko, en_also, _split_list(row["ko_also"]), triggers))
+            avoid = _split_list(row.get("ko_avoid") or "")
+            if any(not HANGUL.search(v) for v in avoid):
+                raise ValueError(f"{path.name}:{line}: ko_avoid holds Korean variants, got {avoid}")
+            terms.append(Term(en, ko, en_also, _split_list(row["ko_also"]), triggers, avoid))
+    accepted = [(t.en, k) for t in terms for k in t.korean]
+    for term in terms:
+        for variant in term.ko_avoid:
+            for owner, k in accepted:
+                if _squash(variant) in _squash(k):
+                    raise ValueError(
+                        f"{path.name}: {term.en!r} avoids {variant!r}, "
+                        f"but {owner!r} accepts {k!r}, which contains it"
+                    )
     return terms
 
 
@@ -230,6 +259,7 @@ def _prose_only(text: str) -> str:
     text = DISPLAY_MATH.sub(" ", text)
     text = INLINE_CODE.sub(" ", text)
     text = INLINE_MATH.sub(" ", text)
+    text = TITLED_REF.sub(lambda m: m.group(1).replace("%s", ""), text)  # the reader sees the title
     text = ROLE.sub(" ", text)
     text = re.sub(r"\]\([^)]*\)", "]", text)
     text = re.sub(r"<[^>]+>", " ", text)
@@ -282,9 +312,70 @@ def glossary_problems(ko: str, en: str, glossary: Sequence[Term]) -> list[str]:
     return problems
 
 
-def pair_problems(ko: str, en: str, glossary: Sequence[Term] | None = None) -> list[str]:
-    """What differs between a Korean cell and its English partner (and, given a glossary,
-    which glossary terms of the English cell the Korean cell leaves out)."""
+def avoided_problems(ko: str, glossary: Sequence[Term]) -> list[str]:
+    """Korean variants that the glossary lists as avoided and the Korean prose still uses."""
+    text = _prose_only(ko)
+    squashed = _squash(text)
+    problems = []
+    for term in glossary:
+        for variant in term.ko_avoid:
+            if variant in text or (" " in variant and _squash(variant) in squashed):
+                problems.append(
+                    f"glossary: the ko cell writes {variant!r}; write {term.ko!r} "
+                    f"({term.en}), see the ko_avoid column of book/glossary.csv"
+                )
+    return problems
+
+
+# British spellings the English prose avoids (the book spells the American way).
+_BRITISH = re.compile(
+    r"\b(?:(?:normal|initial|memor|minim|maxim|optim|token|general|parallel|penal|standard|"
+    r"visual|summar|regular|vector|recogn|organ|real|util|character|random|custom|stabil|"
+    r"special|local|emphas|categor|serial|synchron|author|capital|modern|neutral|"
+    r"symbol|lemmat|quant|binar|discret|linear|central|harmon|sanit)is(?:e|ed|es|ing|ation|"
+    r"ations|er|ers)|analys(?:e|ed|es|ing)|colou?r(?<=colour)\w*|behaviour\w*|neighbour\w*|"
+    r"favour\w*|centre[sd]?|grey(?:s|ed|ish)?|(?:travel|label|model|cancel|signal)l(?:ed|ing)|"
+    r"programme)\b",
+    re.I,
+)
+# A chapter named by its number in the English prose (it must be a {numref} role).
+_CHAPTER_NUMBER = re.compile(r"\b[Cc]h(?:apters?|s?\.)\s*\d")
+
+
+def english_problems(en: str) -> list[str]:
+    """British spellings and bare chapter numbers in an English prose cell."""
+    text = _prose_only(en)
+    problems = [
+        f"spelling: {m.group(0)!r} is British; the book spells the American way "
+        "(-ize, -yze, color, behavior, center, gray, -led/-ling)"
+        for m in _BRITISH.finditer(text)
+    ]
+    problems += [
+        f"chapter reference {m.group(0)!r}: write {{numref}}`Chapter %s <chap-...>` "
+        "so that the number cannot drift"
+        for m in _CHAPTER_NUMBER.finditer(text)
+    ]
+    return problems
+
+
+def glossary_link_problems(text: str, anchors: set[str]) -> list[str]:
+    """Links to glossary rows (``{ref}`...<term-x>` ``, ``glossary.md#term-x``) naming no row."""
+    targets = [_role_target(t) for role, t in ROLE.findall(text) if role == "ref"]
+    targets += re.findall(r"\]\((?:glossary\.md)?#(term-[\w-]+)\)", text)
+    return [
+        f"glossary link to {t!r}: no such row in book/glossary.csv"
+        for t in targets
+        if t.startswith("term-") and t not in anchors
+    ]
+
+
+def pair_problems(
+    ko: str, en: str, glossary: Sequence[Term] | None = None, chapter: bool = True
+) -> list[str]:
+    """What differs between a Korean cell and its English partner; given a glossary, which
+    glossary terms of the English cell the Korean cell leaves out, which avoided variants it
+    uses and which glossary links name no row; in a chapter, British spellings and bare chapter
+    numbers in the English cell."""
     problems = []
     if not HANGUL.search(ko):
         problems.append("the ko cell has no Hangul")
@@ -298,8 +389,13 @@ def pair_problems(ko: str, en: str, glossary: Sequence[Term] | None = None) -> l
             problems.append(
                 f"{what} differ: only ko has {sorted(a - b)}, only en has {sorted(b - a)}"
             )
+    if chapter:
+        problems += english_problems(en)
     if glossary:
         problems += glossary_problems(ko, en, glossary)
+        problems += avoided_problems(ko, glossary)
+        anchors = {term_anchor(t.en) for t in glossary}
+        problems += glossary_link_problems(ko + "\n" + en, anchors)
     return problems
 
 
@@ -307,6 +403,7 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
     """All bilingual problems of one parsed notebook (glossary terms too, given a glossary)."""
     problems: list[Problem] = []
     cells = nb.cells
+    is_chapter = re.match(r"\d\d_", source.name) is not None
     i = 0
     while i < len(cells):
         cell = cells[i]
@@ -316,6 +413,13 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
         lang = cell.metadata.get("lang")
         if lang is None:
             problems += [Problem(source, i, m) for m in _shared_cell_problems(cell.source)]
+            if glossary:
+                headings = "\n".join(
+                    m.group(2).split(SEPARATOR, 1)[0]
+                    for m in map(HEADING.match, cell.source.splitlines())
+                    if m
+                )
+                problems += [Problem(source, i, m) for m in avoided_problems(headings, glossary)]
             i += 1
             continue
         if lang not in ("ko", "en"):
@@ -331,7 +435,7 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
             problems.append(Problem(source, i, "a ko cell without an en cell right after it"))
             i += 1
             continue
-        found = pair_problems(cell.source, nxt.source, glossary)
+        found = pair_problems(cell.source, nxt.source, glossary, chapter=is_chapter)
         problems += [Problem(source, i, m) for m in found]
         i += 2
     return problems
