@@ -439,5 +439,38 @@ def test_every_chapter_links_its_first_glossary_terms(glossary):
     for path in book.chapter_sources():
         text = path.read_text(encoding="utf-8")
         linked = set(re.findall(r"<(term-[\w-]+)>`", text))
-        assert linked, f"{path.name} links no glossary term"
+        assert linked, f"{path.name} links no glossary term: run python -m tools.book link-glossary"
         assert linked <= anchors, f"{path.name}: {sorted(linked - anchors)}"
+
+
+LINK_PAGE = (
+    "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+    "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+    "# 제목 · Title\n\n"
+    '+++ {"lang": "ko"}\n\n`hidden state`와 $h$를 봅니다. 키우는 법은 없습니다.\n\n'
+    '+++ {"lang": "en"}\n\nWe look at `hidden state` and $h$.\n\n'
+    '+++ {"lang": "ko"}\n\n은닉 상태(hidden state)는 셀프 어텐션의 키와 다릅니다. 은닉 상태는 또 나옵니다.\n\n'
+    '+++ {"lang": "en"}\n\nThe hidden state differs from the keys of self-attention. The hidden '
+    "state comes back.\n\n"
+    "```{code-cell} ipython3\nhidden_state = 1\n```\n\n"
+    "(sec-demo-exercises)=\n## 연습 문제 · Exercises\n\n"
+    '+++ {"lang": "ko"}\n\n어텐션을 써 보세요.\n\n'
+    '+++ {"lang": "en"}\n\nUse attention.\n'
+)
+
+
+def test_link_glossary_terms_links_first_uses_in_both_languages(tmp_path, glossary):
+    page = tmp_path / "01_demo.md"
+    page.write_text(LINK_PAGE, encoding="utf-8")
+    assert book.link_glossary_terms(page, glossary) == 3  # hidden state, self-attention, key
+    text = page.read_text(encoding="utf-8")
+    assert "{ref}`은닉 상태 <term-hidden-state>`(hidden state)는" in text
+    assert "The {ref}`hidden state <term-hidden-state>` differs" in text
+    assert text.count("<term-hidden-state>`") == 2  # only the first use in each language
+    assert "{ref}`셀프 어텐션 <term-self-attention>`의 {ref}`키 <term-key>`와" in text
+    assert "{ref}`self-attention <term-self-attention>`" in text
+    assert "<term-attention>" not in text  # inside self-attention, and the exercises stay as they are
+    assert "`hidden state`와 $h$" in text and "키우는" in text  # code, math and 키우다 untouched
+    assert book.check_sources([page]) == []
+    assert book.link_glossary_terms(page, glossary) == 0  # a second run changes nothing
+    assert page.read_text(encoding="utf-8") == text

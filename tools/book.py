@@ -1,6 +1,7 @@
 """Maintainer tools for the bilingual chapter sources.
 
 ``python -m tools.book check``      check every Korean/English prose pair
+``python -m tools.book link-glossary [book/NN_x.md ...]``  link each chapter's first glossary terms
 ``python -m tools.book notebooks``  write the output-free Colab notebooks ``book/*.ipynb``
 ``python -m tools.book notebooks --check``  fail if a Colab notebook is missing or stale
 
@@ -453,6 +454,110 @@ def check_sources(
     return problems
 
 
+# -- Glossary links --------------------------------------------------------------------------
+
+# What a glossary link may not be placed inside: code, math, roles, links, tags, directive lines,
+# bold text.
+_NO_LINK = (
+    CODE_FENCE,
+    re.compile(r"^[ \t]*(?:```|:::).*$", re.M),
+    re.compile(r"^:\w+:.*$", re.M),
+    DISPLAY_MATH,
+    INLINE_MATH,
+    re.compile(r"\{[\w:]+\}`[^`]*`"),
+    INLINE_CODE,
+    re.compile(r"\[[^\]\n]*\]\([^)]*\)"),
+    re.compile(r"<[^>\n]+>"),
+    re.compile(r"\*\*[^*\n]+\*\*"),
+)
+_KO_PARTICLES = "은는이가을를의와과에도만로으서까처마보뿐"
+_EXERCISES = re.compile(r"^\(sec-[\w-]*exercises\)=", re.M)
+_LANG_CELL = '+++ {"lang": "%s"}\n'
+
+
+def _first_uses(text: str, candidates: list[tuple[int, int, Term]]) -> dict[str, tuple[int, int]]:
+    """The first span of each term, longest matches first, none overlapping or in markup."""
+    blocked = [m.span() for pattern in _NO_LINK for m in pattern.finditer(text)]
+    taken: list[tuple[int, int]] = []
+    first: dict[str, tuple[int, int]] = {}
+    for a, b, term in sorted(candidates, key=lambda c: (c[0] - c[1], c[0])):
+        if any(x < b and a < y for x, y in blocked + taken):
+            continue
+        taken.append((a, b))
+        if term.en not in first or a < first[term.en][0]:
+            first[term.en] = (a, b)
+    return first
+
+
+def _korean_uses(text: str, terms: Sequence[Term]) -> dict[str, tuple[int, int]]:
+    found = []
+    for term in terms:
+        for k in term.korean:
+            for m in re.finditer(r"\s+".join(map(re.escape, k.split())), text):
+                a, b = m.span()
+                if a and (HANGUL.match(text[a - 1]) or text[a - 1].isalnum()):
+                    continue  # inside a longer word
+                if len(k) == 1 and b < len(text) and HANGUL.match(text[b]):
+                    if text[b] not in _KO_PARTICLES:
+                        continue  # 키 in 키우다
+                found.append((a, b, term))
+        for e in term.english:
+            found += [(m.start(), m.end(), term) for m in _english_pattern(e).finditer(text)]
+    return _first_uses(text, found)
+
+
+def _english_uses(text: str, terms: Sequence[Term]) -> dict[str, tuple[int, int]]:
+    found = [
+        (m.start(), m.end(), term)
+        for term in terms
+        for phrase in term.check
+        for m in _english_pattern(phrase).finditer(text)
+    ]
+    return _first_uses(text, found)
+
+
+def link_glossary_terms(path: Path, glossary: Sequence[Term]) -> int:
+    """Link the first use of each checked glossary term in a chapter to its glossary row.
+
+    A term is linked in the first Korean/English pair (before the exercises) whose two cells
+    both use it, as ``{ref}`은닉 상태 <term-hidden-state>` `` and
+    ``{ref}`hidden state <term-hidden-state>` ``; terms the chapter already links are left
+    alone. Returns the number of terms linked; the file is rewritten only if there are any.
+    """
+    text = path.read_text(encoding="utf-8")
+    stop = _EXERCISES.search(text)
+    limit = stop.start() if stop else len(text)
+    cell_end = re.compile(r"^(?:\+\+\+|```\{code-cell\})", re.M)
+    terms = [t for t in glossary if t.check]
+    done = set(re.findall(r"<(term-[\w-]+)>`", text))
+    edits: list[tuple[int, int, str]] = []
+    start = 0
+    while (ko_at := text.find(_LANG_CELL % "ko", start, limit)) >= 0:
+        ka = ko_at + len(_LANG_CELL % "ko")
+        end = cell_end.search(text, ka)
+        kb = min(end.start() if end else len(text), limit)
+        start = kb
+        if not text.startswith(_LANG_CELL % "en", kb):
+            continue
+        ea = kb + len(_LANG_CELL % "en")
+        end = cell_end.search(text, ea)
+        eb = min(end.start() if end else len(text), limit)
+        ko_uses, en_uses = _korean_uses(text[ka:kb], terms), _english_uses(text[ea:eb], terms)
+        for term in terms:
+            anchor = term_anchor(term.en)
+            if anchor in done or term.en not in ko_uses or term.en not in en_uses:
+                continue
+            done.add(anchor)
+            for base, (a, b) in ((ka, ko_uses[term.en]), (ea, en_uses[term.en])):
+                words = text[base + a : base + b]
+                edits.append((base + a, base + b, f"{{ref}}`{words} <{anchor}>`"))
+    for a, b, new in sorted(edits, reverse=True):
+        text = text[:a] + new + text[b:]
+    if edits:
+        path.write_text(text, encoding="utf-8")
+    return len(edits) // 2
+
+
 # -- Colab notebooks -----------------------------------------------------------------------
 
 
@@ -535,6 +640,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Bilingual checker and Colab notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check the Korean/English pairs of every chapter")
+    links = sub.add_parser("link-glossary", help="link each chapter's first glossary terms")
+    links.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     nbs = sub.add_parser("notebooks", help="write the Colab notebooks book/*.ipynb")
     nbs.add_argument("--check", action="store_true", help="only report missing or stale ones")
     args = parser.parse_args(argv)
@@ -544,6 +651,11 @@ def main(argv: list[str] | None = None) -> int:
             print(p)
         print(f"{len(problems)} bilingual problem(s)")
         return 1 if problems else 0
+    if args.command == "link-glossary":
+        glossary = load_glossary()
+        for path in args.chapters or chapter_sources():
+            print(f"{path}: linked {link_glossary_terms(path, glossary)} term(s)")
+        return 0
     stale = sync_notebooks(check=args.check)
     for line in stale:
         print(line)
