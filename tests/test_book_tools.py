@@ -449,7 +449,8 @@ LINK_PAGE = (
     "# 제목 · Title\n\n"
     '+++ {"lang": "ko"}\n\n`hidden state`와 $h$를 봅니다. 키우는 법은 없습니다.\n\n'
     '+++ {"lang": "en"}\n\nWe look at `hidden state` and $h$.\n\n'
-    '+++ {"lang": "ko"}\n\n은닉 상태(hidden state)는 셀프 어텐션의 키와 다릅니다. 은닉 상태는 또 나옵니다.\n\n'
+    '+++ {"lang": "ko"}\n\n은닉 상태(hidden state)는 셀프 어텐션의 키와 다릅니다. '
+    "은닉 상태는 또 나옵니다.\n\n"
     '+++ {"lang": "en"}\n\nThe hidden state differs from the keys of self-attention. The hidden '
     "state comes back.\n\n"
     "```{code-cell} ipython3\nhidden_state = 1\n```\n\n"
@@ -469,7 +470,8 @@ def test_link_glossary_terms_links_first_uses_in_both_languages(tmp_path, glossa
     assert text.count("<term-hidden-state>`") == 2  # only the first use in each language
     assert "{ref}`셀프 어텐션 <term-self-attention>`의 {ref}`키 <term-key>`와" in text
     assert "{ref}`self-attention <term-self-attention>`" in text
-    assert "<term-attention>" not in text  # inside self-attention, and the exercises stay as they are
+    # attention occurs only inside self-attention and in the exercises, which stay as they are
+    assert "<term-attention>" not in text
     assert "`hidden state`와 $h$" in text and "키우는" in text  # code, math and 키우다 untouched
     assert book.check_sources([page]) == []
     assert book.link_glossary_terms(page, glossary) == 0  # a second run changes nothing
