@@ -7,8 +7,9 @@ Usage in a page (the path is relative to the page)::
 
 The table has one row per term, sorted by the English term: English, 한국어, the other
 accepted spellings, and whether the bilingual checker (``python -m tools.book check``)
-enforces the term. Each row gets the anchor ``term-<english-term>`` so pages can link to it,
-and the page is rebuilt whenever the CSV changes.
+enforces the term. Each row gets the anchor ``term-<english-term>``, registered as a reference
+label, so pages link to it with ``{ref}`은닉 상태 <term-hidden-state>` ``; the page is rebuilt
+whenever the CSV changes.
 """
 
 from __future__ import annotations
@@ -61,8 +62,13 @@ class GlossaryTable(SphinxDirective):
             head_row += _cell(header)
         group += nodes.thead("", head_row)
         body = nodes.tbody()
+        std = self.env.get_domain("std")
         for term in sorted(terms, key=lambda t: t.en.lower()):
-            row = nodes.row(ids=[term_anchor(term.en)])
+            anchor = term_anchor(term.en)
+            # a label per row, so that {ref}`text <term-...>` resolves (and fails -W when missing)
+            std.anonlabels[anchor] = (self.env.docname, anchor)
+            std.labels[anchor] = (self.env.docname, anchor, term.en)
+            row = nodes.row(ids=[anchor])
             row += _cell(term.en)
             row += _cell(term.ko, lang="ko")
             row += _cell(", ".join(term.en_also + term.ko_also))

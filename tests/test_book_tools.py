@@ -284,3 +284,195 @@ def test_language_wrapping_keeps_the_page_front_matter():
     wrapped = jupytext.reads(bilingual.wrap_language_cells(text), fmt="md:myst")
     assert wrapped.metadata["mystnb"] == {"execution_mode": "force"}
     assert wrapped.metadata["kernelspec"]["name"] == "python3"
+
+
+# -- avoided variants, spelling, chapter references, glossary links ---------------------------
+
+
+def test_glossary_reads_the_avoided_variants(glossary):
+    terms = {t.en: t for t in glossary}
+    assert terms["scaled dot-product attention"].ko == "스케일드 내적 어텐션"
+    assert "점곱" in terms["dot product"].ko_avoid
+    assert terms["parameter"].ko == "파라미터" and "매개변수" in terms["parameter"].ko_avoid
+    assert "단어장" in terms["vocabulary"].ko_avoid
+    assert "수열" in terms["sequence"].ko_avoid
+    assert terms["sublayer"].ko == "부분층" and "하위 층" in terms["sublayer"].ko_avoid
+    assert "시험" in terms["test set"].ko_avoid
+
+
+def test_glossary_accepts_rows_without_the_avoid_column(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text(
+        "en,ko,en_also,ko_also,check,ko_avoid\nparameter,파라미터,,,,매개변수\nloss,손실,,,\n",
+        encoding="utf-8",
+    )
+    terms = {t.en: t for t in book.load_glossary(path)}
+    assert terms["parameter"].ko_avoid == ("매개변수",)
+    assert terms["loss"].ko_avoid == ()
+
+
+def test_glossary_rejects_an_avoided_variant_inside_an_accepted_term(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text(
+        "en,ko,en_also,ko_also,check,ko_avoid\n"
+        "dot product,내적,,,*,점곱\n"
+        "scaled dot-product attention,스케일드 점곱 어텐션,,,*,\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match="contains it"):
+        book.load_glossary(path)
+
+
+@pytest.mark.parametrize(
+    "ko, variant",
+    [
+        ("이 모델의 매개변수는 5000개입니다.", "매개변수"),
+        ("스케일드 점곱 어텐션을 씁니다.", "점곱"),
+        ("두 하위 층을 감쌉니다.", "하위 층"),
+        ("두 하위층을 감쌉니다.", "하위층"),
+        ("단어장 크기의 로짓", "단어장"),
+        ("시험 BLEU가 0.9를 넘습니다.", "시험"),
+    ],
+)
+def test_checker_refuses_avoided_korean_variants(glossary, ko, variant):
+    problems = book.avoided_problems(ko, glossary)
+    assert any(repr(variant) in p for p in problems), problems
+
+
+def test_checker_ignores_avoided_variants_in_code_and_math(glossary):
+    assert book.avoided_problems("`vocab  # 단어장` 과 $x$의 파라미터", glossary) == []
+
+
+def test_checker_refuses_avoided_variants_in_headings(tmp_path):
+    page = tmp_path / "01_demo.md"
+    page.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        "# 스케일드 점곱 어텐션 · Scaled dot-product attention\n\n"
+        '+++ {"lang": "ko"}\n\n내적을 씁니다.\n\n'
+        '+++ {"lang": "en"}\n\nWe use the dot product.\n',
+        encoding="utf-8",
+    )
+    problems = book.check_sources([page])
+    assert problems and all(p.cell == 0 for p in problems)
+    assert any("'점곱'" in p.message for p in problems)
+
+
+@pytest.mark.parametrize(
+    "en, bad",
+    [
+        ("The weights are normalised to sum to 1.", "normalised"),
+        ("We initialise the embedding.", "initialise"),
+        ("The colour shows the weight.", "colour"),
+        ("Its behaviour changes.", "behaviour"),
+        ("The signal travelled far.", "travelled"),
+        ("grey digits", "grey"),
+    ],
+)
+def test_checker_refuses_british_spelling(en, bad):
+    problems = book.english_problems(en)
+    assert any(repr(bad) in p for p in problems), problems
+
+
+def test_checker_accepts_american_spelling_and_words_ending_in_ise():
+    en = (
+        "We normalize, initialize and color; otherwise the noise rises. This exercise raises "
+        "a ValueError. The positionwise network is likewise elementwise. The `normalise` "
+        "argument and $\\text{colour}$ in code or math do not count."
+    )
+    assert book.english_problems(en) == []
+
+
+@pytest.mark.parametrize("en", ["As chapter 3 shows.", "Chapter 8 trains it.", "chapters 8 and 9"])
+def test_checker_refuses_bare_chapter_numbers(en):
+    assert any("numref" in p for p in book.english_problems(en))
+
+
+def test_checker_accepts_numref_chapter_references():
+    assert book.english_problems("As {numref}`Chapter %s <chap-rnn>` shows.") == []
+
+
+def test_chapter_references_compare_by_label():
+    ko = "{numref}`%s장 <chap-rnn>`에서 봤습니다."
+    en = "We saw it in {numref}`Chapter %s <chap-rnn>`."
+    assert book.pair_problems(ko, en) == []
+    en_other = "We saw it in {numref}`Chapter %s <chap-bptt>`."
+    assert any("references differ" in p for p in book.pair_problems(ko, en_other))
+
+
+def test_english_rules_apply_to_chapters_only(tmp_path):
+    body = (
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        '+++ {"lang": "ko"}\n\n색입니다.\n\n'
+        '+++ {"lang": "en"}\n\nA colour.\n'
+    )
+    chapter, page = tmp_path / "01_demo.md", tmp_path / "appendix.md"
+    chapter.write_text(body, encoding="utf-8")
+    page.write_text(body, encoding="utf-8")
+    assert any("colour" in p.message for p in book.check_sources([chapter], glossary=None))
+    assert book.check_sources([page], glossary=None) == []
+
+
+def test_term_anchor_matches_the_glossary_table_extension(ext, glossary):
+    for term in glossary:
+        assert book.term_anchor(term.en) == ext["glossary_table"].term_anchor(term.en)
+
+
+def test_glossary_links_must_name_a_row(glossary):
+    ko = "{ref}`어텐션 <term-attention>`을 씁니다."
+    en = "We use {ref}`attention <term-attention>`."
+    assert book.pair_problems(ko, en, glossary) == []
+    ko_bad = "{ref}`어텐션 <term-atention>`을 씁니다."
+    en_bad = "We use {ref}`attention <term-atention>`."
+    problems = book.pair_problems(ko_bad, en_bad, glossary)
+    assert any("'term-atention'" in p and "no such row" in p for p in problems), problems
+    md = "[어텐션](glossary.md#term-nonsense)"
+    assert book.glossary_link_problems(md, {"term-attention"}) == [
+        "glossary link to 'term-nonsense': no such row in book/glossary.csv"
+    ]
+
+
+def test_every_chapter_links_its_first_glossary_terms(glossary):
+    """Each chapter links at least a few glossary terms to their rows, in both languages."""
+    anchors = {book.term_anchor(t.en) for t in glossary}
+    for path in book.chapter_sources():
+        text = path.read_text(encoding="utf-8")
+        linked = set(re.findall(r"<(term-[\w-]+)>`", text))
+        assert linked, f"{path.name} links no glossary term: run python -m tools.book link-glossary"
+        assert linked <= anchors, f"{path.name}: {sorted(linked - anchors)}"
+
+
+LINK_PAGE = (
+    "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+    "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+    "# 제목 · Title\n\n"
+    '+++ {"lang": "ko"}\n\n`hidden state`와 $h$를 봅니다. 키우는 법은 없습니다.\n\n'
+    '+++ {"lang": "en"}\n\nWe look at `hidden state` and $h$.\n\n'
+    '+++ {"lang": "ko"}\n\n은닉 상태(hidden state)는 셀프 어텐션의 키와 다릅니다. '
+    "은닉 상태는 또 나옵니다.\n\n"
+    '+++ {"lang": "en"}\n\nThe hidden state differs from the keys of self-attention. The hidden '
+    "state comes back.\n\n"
+    "```{code-cell} ipython3\nhidden_state = 1\n```\n\n"
+    "(sec-demo-exercises)=\n## 연습 문제 · Exercises\n\n"
+    '+++ {"lang": "ko"}\n\n어텐션을 써 보세요.\n\n'
+    '+++ {"lang": "en"}\n\nUse attention.\n'
+)
+
+
+def test_link_glossary_terms_links_first_uses_in_both_languages(tmp_path, glossary):
+    page = tmp_path / "01_demo.md"
+    page.write_text(LINK_PAGE, encoding="utf-8")
+    assert book.link_glossary_terms(page, glossary) == 3  # hidden state, self-attention, key
+    text = page.read_text(encoding="utf-8")
+    assert "{ref}`은닉 상태 <term-hidden-state>`(hidden state)는" in text
+    assert "The {ref}`hidden state <term-hidden-state>` differs" in text
+    assert text.count("<term-hidden-state>`") == 2  # only the first use in each language
+    assert "{ref}`셀프 어텐션 <term-self-attention>`의 {ref}`키 <term-key>`와" in text
+    assert "{ref}`self-attention <term-self-attention>`" in text
+    # attention occurs only inside self-attention and in the exercises, which stay as they are
+    assert "<term-attention>" not in text
+    assert "`hidden state`와 $h$" in text and "키우는" in text  # code, math and 키우다 untouched
+    assert book.check_sources([page]) == []
+    assert book.link_glossary_terms(page, glossary) == 0  # a second run changes nothing
+    assert page.read_text(encoding="utf-8") == text

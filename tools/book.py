@@ -1,6 +1,7 @@
 """Maintainer tools for the bilingual chapter sources.
 
 ``python -m tools.book check``      check every Korean/English prose pair
+``python -m tools.book link-glossary [book/NN_x.md ...]``  link each chapter's first glossary terms
 ``python -m tools.book notebooks``  write the output-free Colab notebooks ``book/*.ipynb``
 ``python -m tools.book notebooks --check``  fail if a Colab notebook is missing or stale
 
@@ -14,7 +15,11 @@ How a chapter is written (see also README.md):
   numbers; the Korean cell is written in Hangul.
 * Terms follow the glossary ``book/glossary.csv``: where the English cell uses a glossary term
   that the glossary marks for checking, the Korean cell must contain its Korean term (or an
-  accepted variant) or the English term itself, e.g. ``은닉 상태(hidden state)``.
+  accepted variant) or the English term itself, e.g. ``은닉 상태(hidden state)``. The Korean
+  prose never uses a variant the glossary lists as avoided (column ``ko_avoid``).
+* Links to the glossary (``{ref}`은닉 상태 <term-hidden-state>` ``) name a row that exists.
+* The English is spelled the American way (normalize, color, behavior) and refers to chapters
+  with ``{numref}`Chapter %s <chap-...>` ``, never with a bare number that could drift.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
 ROLE = re.compile(r"\{(numref|ref|eq|doc|cite|cite:p|cite:t|cite:ps|cite:ts|term)\}`([^`]*)`")
 MD_LINK_TARGET = re.compile(r"\]\((#[^)\s]+|[\w./-]+\.(?:md|ipynb)(?:#[^)\s]*)?)\)")
+TITLED_REF = re.compile(r"\{(?:ref|numref|doc)\}`([^`<]*?)\s*<[^`<>]+>`")
 FIG_NAME = re.compile(r":name:\s*(\S+)")
 CODE_FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]+`")
@@ -91,9 +97,15 @@ def math_of(text: str) -> list[str]:
     return sorted(found)
 
 
+def _role_target(target: str) -> str:
+    """A role target's label: ``%s장 <chap-x>`` and ``Chapter %s <chap-x>`` give ``chap-x``."""
+    m = re.fullmatch(r"(?s).*<([^<>]+)>\s*", target)
+    return (m.group(1) if m else target).strip()
+
+
 def references_of(text: str) -> list[str]:
     """Cross-references, citations, links to other pages and figure names, sorted."""
-    refs = [f"{role}:{target.strip()}" for role, target in ROLE.findall(text)]
+    refs = [f"{role}:{_role_target(target)}" for role, target in ROLE.findall(text)]
     refs += [f"link:{t}" for t in MD_LINK_TARGET.findall(text)]
     refs += [f"name:{n}" for n in FIG_NAME.findall(text)]
     return sorted(refs)
@@ -140,7 +152,9 @@ def _shared_cell_problems(source: str) -> list[str]:
 
 # -- Glossary ------------------------------------------------------------------------------
 
-GLOSSARY_COLUMNS = ("en", "ko", "en_also", "ko_also", "check")
+GLOSSARY_COLUMNS = ("en", "ko", "en_also", "ko_also", "check", "ko_avoid")
+# Rows appended by older tools may lack the last column; it then counts as empty.
+_OPTIONAL_COLUMNS = ("ko_avoid",)
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014"
 _JOINER = re.compile(rf"[\s{_DASHES}·]+")
 # English idioms that use a glossary word in its everyday sense.
@@ -159,6 +173,7 @@ class Term:
     en_also: tuple[str, ...] = ()
     ko_also: tuple[str, ...] = ()
     check: tuple[str, ...] = ()  # English phrases that make the checker look for the term
+    ko_avoid: tuple[str, ...] = ()  # Korean variants the prose must not use
 
     @property
     def english(self) -> tuple[str, ...]:
@@ -173,18 +188,27 @@ def _split_list(cell: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in cell.split(";") if x.strip())
 
 
+def term_anchor(en: str) -> str:
+    """The id (and reference label) of a term's glossary row: ``term-`` and the English term in
+    lowercase-dash form, e.g. ``term-nadaraya-watson-regression``."""
+    return "term-" + re.sub(r"[^a-z0-9]+", "-", en.lower()).strip("-")
+
+
 def load_glossary(path: Path = GLOSSARY) -> list[Term]:
-    """Read the glossary table (CSV: en, ko, en_also, ko_also, check; lists split on ';').
+    """Read the glossary table (CSV: en, ko, en_also, ko_also, check, ko_avoid; lists split on
+    ';').
 
     ``check`` is ``*`` to check every English form, a ';'-list of English phrases that alone
     trigger the check (for words with an everyday sense, such as *key*), or empty for none.
+    ``ko_avoid`` lists Korean variants that the Korean prose must not use (the checker refuses
+    them); none of them may occur inside an accepted Korean term of any row.
     """
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != GLOSSARY_COLUMNS:
-            raise ValueError(
-                f"{path.name}: columns must be {GLOSSARY_COLUMNS}, got {reader.fieldnames}"
-            )
+        names = tuple(reader.fieldnames or ())
+        full, short = GLOSSARY_COLUMNS, GLOSSARY_COLUMNS[: -len(_OPTIONAL_COLUMNS)]
+        if names not in (full, short):
+            raise ValueError(f"{path.name}: columns must be {full}, got {reader.fieldnames}")
         terms, seen = [], set()
         for line, row in enumerate(reader, start=2):
             en, ko = row["en"].strip(), row["ko"].strip()
@@ -198,7 +222,19 @@ def load_glossary(path: Path = GLOSSARY) -> list[Term]:
             en_also = _split_list(row["en_also"])
             check = row["check"].strip()
             triggers = (en, *en_also) if check == "*" else _split_list(check)
-            terms.append(Term(en, ko, en_also, _split_list(row["ko_also"]), triggers))
+            avoid = _split_list(row.get("ko_avoid") or "")
+            if any(not HANGUL.search(v) for v in avoid):
+                raise ValueError(f"{path.name}:{line}: ko_avoid holds Korean variants, got {avoid}")
+            terms.append(Term(en, ko, en_also, _split_list(row["ko_also"]), triggers, avoid))
+    accepted = [(t.en, k) for t in terms for k in t.korean]
+    for term in terms:
+        for variant in term.ko_avoid:
+            for owner, k in accepted:
+                if _squash(variant) in _squash(k):
+                    raise ValueError(
+                        f"{path.name}: {term.en!r} avoids {variant!r}, "
+                        f"but {owner!r} accepts {k!r}, which contains it"
+                    )
     return terms
 
 
@@ -224,6 +260,7 @@ def _prose_only(text: str) -> str:
     text = DISPLAY_MATH.sub(" ", text)
     text = INLINE_CODE.sub(" ", text)
     text = INLINE_MATH.sub(" ", text)
+    text = TITLED_REF.sub(lambda m: m.group(1).replace("%s", ""), text)  # the reader sees the title
     text = ROLE.sub(" ", text)
     text = re.sub(r"\]\([^)]*\)", "]", text)
     text = re.sub(r"<[^>]+>", " ", text)
@@ -276,9 +313,70 @@ def glossary_problems(ko: str, en: str, glossary: Sequence[Term]) -> list[str]:
     return problems
 
 
-def pair_problems(ko: str, en: str, glossary: Sequence[Term] | None = None) -> list[str]:
-    """What differs between a Korean cell and its English partner (and, given a glossary,
-    which glossary terms of the English cell the Korean cell leaves out)."""
+def avoided_problems(ko: str, glossary: Sequence[Term]) -> list[str]:
+    """Korean variants that the glossary lists as avoided and the Korean prose still uses."""
+    text = _prose_only(ko)
+    squashed = _squash(text)
+    problems = []
+    for term in glossary:
+        for variant in term.ko_avoid:
+            if variant in text or (" " in variant and _squash(variant) in squashed):
+                problems.append(
+                    f"glossary: the ko cell writes {variant!r}; write {term.ko!r} "
+                    f"({term.en}), see the ko_avoid column of book/glossary.csv"
+                )
+    return problems
+
+
+# British spellings the English prose avoids (the book spells the American way).
+_BRITISH = re.compile(
+    r"\b(?:(?:normal|initial|memor|minim|maxim|optim|token|general|parallel|penal|standard|"
+    r"visual|summar|regular|vector|recogn|organ|real|util|character|random|custom|stabil|"
+    r"special|local|emphas|categor|serial|synchron|author|capital|modern|neutral|"
+    r"symbol|lemmat|quant|binar|discret|linear|central|harmon|sanit)is(?:e|ed|es|ing|ation|"
+    r"ations|er|ers)|analys(?:e|ed|es|ing)|colou?r(?<=colour)\w*|behaviour\w*|neighbour\w*|"
+    r"favour\w*|centre[sd]?|grey(?:s|ed|ish)?|(?:travel|label|model|cancel|signal)l(?:ed|ing)|"
+    r"programme)\b",
+    re.I,
+)
+# A chapter named by its number in the English prose (it must be a {numref} role).
+_CHAPTER_NUMBER = re.compile(r"\b[Cc]h(?:apters?|s?\.)\s*\d")
+
+
+def english_problems(en: str) -> list[str]:
+    """British spellings and bare chapter numbers in an English prose cell."""
+    text = _prose_only(en)
+    problems = [
+        f"spelling: {m.group(0)!r} is British; the book spells the American way "
+        "(-ize, -yze, color, behavior, center, gray, -led/-ling)"
+        for m in _BRITISH.finditer(text)
+    ]
+    problems += [
+        f"chapter reference {m.group(0)!r}: write {{numref}}`Chapter %s <chap-...>` "
+        "so that the number cannot drift"
+        for m in _CHAPTER_NUMBER.finditer(text)
+    ]
+    return problems
+
+
+def glossary_link_problems(text: str, anchors: set[str]) -> list[str]:
+    """Links to glossary rows (``{ref}`...<term-x>` ``, ``glossary.md#term-x``) naming no row."""
+    targets = [_role_target(t) for role, t in ROLE.findall(text) if role == "ref"]
+    targets += re.findall(r"\]\((?:glossary\.md)?#(term-[\w-]+)\)", text)
+    return [
+        f"glossary link to {t!r}: no such row in book/glossary.csv"
+        for t in targets
+        if t.startswith("term-") and t not in anchors
+    ]
+
+
+def pair_problems(
+    ko: str, en: str, glossary: Sequence[Term] | None = None, chapter: bool = True
+) -> list[str]:
+    """What differs between a Korean cell and its English partner; given a glossary, which
+    glossary terms of the English cell the Korean cell leaves out, which avoided variants it
+    uses and which glossary links name no row; in a chapter, British spellings and bare chapter
+    numbers in the English cell."""
     problems = []
     if not HANGUL.search(ko):
         problems.append("the ko cell has no Hangul")
@@ -292,8 +390,13 @@ def pair_problems(ko: str, en: str, glossary: Sequence[Term] | None = None) -> l
             problems.append(
                 f"{what} differ: only ko has {sorted(a - b)}, only en has {sorted(b - a)}"
             )
+    if chapter:
+        problems += english_problems(en)
     if glossary:
         problems += glossary_problems(ko, en, glossary)
+        problems += avoided_problems(ko, glossary)
+        anchors = {term_anchor(t.en) for t in glossary}
+        problems += glossary_link_problems(ko + "\n" + en, anchors)
     return problems
 
 
@@ -301,6 +404,7 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
     """All bilingual problems of one parsed notebook (glossary terms too, given a glossary)."""
     problems: list[Problem] = []
     cells = nb.cells
+    is_chapter = re.match(r"\d\d_", source.name) is not None
     i = 0
     while i < len(cells):
         cell = cells[i]
@@ -310,6 +414,13 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
         lang = cell.metadata.get("lang")
         if lang is None:
             problems += [Problem(source, i, m) for m in _shared_cell_problems(cell.source)]
+            if glossary:
+                headings = "\n".join(
+                    m.group(2).split(SEPARATOR, 1)[0]
+                    for m in map(HEADING.match, cell.source.splitlines())
+                    if m
+                )
+                problems += [Problem(source, i, m) for m in avoided_problems(headings, glossary)]
             i += 1
             continue
         if lang not in ("ko", "en"):
@@ -325,7 +436,7 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
             problems.append(Problem(source, i, "a ko cell without an en cell right after it"))
             i += 1
             continue
-        found = pair_problems(cell.source, nxt.source, glossary)
+        found = pair_problems(cell.source, nxt.source, glossary, chapter=is_chapter)
         problems += [Problem(source, i, m) for m in found]
         i += 2
     return problems
@@ -341,6 +452,110 @@ def check_sources(
         if path.exists():
             problems += check_notebook(path, jupytext.read(path), terms)
     return problems
+
+
+# -- Glossary links --------------------------------------------------------------------------
+
+# What a glossary link may not be placed inside: code, math, roles, links, tags, directive lines,
+# bold text.
+_NO_LINK = (
+    CODE_FENCE,
+    re.compile(r"^[ \t]*(?:```|:::).*$", re.M),
+    re.compile(r"^:\w+:.*$", re.M),
+    DISPLAY_MATH,
+    INLINE_MATH,
+    re.compile(r"\{[\w:]+\}`[^`]*`"),
+    INLINE_CODE,
+    re.compile(r"\[[^\]\n]*\]\([^)]*\)"),
+    re.compile(r"<[^>\n]+>"),
+    re.compile(r"\*\*[^*\n]+\*\*"),
+)
+_KO_PARTICLES = "은는이가을를의와과에도만로으서까처마보뿐"
+_EXERCISES = re.compile(r"^\(sec-[\w-]*exercises\)=", re.M)
+_LANG_CELL = '+++ {"lang": "%s"}\n'
+
+
+def _first_uses(text: str, candidates: list[tuple[int, int, Term]]) -> dict[str, tuple[int, int]]:
+    """The first span of each term, longest matches first, none overlapping or in markup."""
+    blocked = [m.span() for pattern in _NO_LINK for m in pattern.finditer(text)]
+    taken: list[tuple[int, int]] = []
+    first: dict[str, tuple[int, int]] = {}
+    for a, b, term in sorted(candidates, key=lambda c: (c[0] - c[1], c[0])):
+        if any(x < b and a < y for x, y in blocked + taken):
+            continue
+        taken.append((a, b))
+        if term.en not in first or a < first[term.en][0]:
+            first[term.en] = (a, b)
+    return first
+
+
+def _korean_uses(text: str, terms: Sequence[Term]) -> dict[str, tuple[int, int]]:
+    found = []
+    for term in terms:
+        for k in term.korean:
+            for m in re.finditer(r"\s+".join(map(re.escape, k.split())), text):
+                a, b = m.span()
+                if a and (HANGUL.match(text[a - 1]) or text[a - 1].isalnum()):
+                    continue  # inside a longer word
+                if len(k) == 1 and b < len(text) and HANGUL.match(text[b]):
+                    if text[b] not in _KO_PARTICLES:
+                        continue  # 키 in 키우다
+                found.append((a, b, term))
+        for e in term.english:
+            found += [(m.start(), m.end(), term) for m in _english_pattern(e).finditer(text)]
+    return _first_uses(text, found)
+
+
+def _english_uses(text: str, terms: Sequence[Term]) -> dict[str, tuple[int, int]]:
+    found = [
+        (m.start(), m.end(), term)
+        for term in terms
+        for phrase in term.check
+        for m in _english_pattern(phrase).finditer(text)
+    ]
+    return _first_uses(text, found)
+
+
+def link_glossary_terms(path: Path, glossary: Sequence[Term]) -> int:
+    """Link the first use of each checked glossary term in a chapter to its glossary row.
+
+    A term is linked in the first Korean/English pair (before the exercises) whose two cells
+    both use it, as ``{ref}`은닉 상태 <term-hidden-state>` `` and
+    ``{ref}`hidden state <term-hidden-state>` ``; terms the chapter already links are left
+    alone. Returns the number of terms linked; the file is rewritten only if there are any.
+    """
+    text = path.read_text(encoding="utf-8")
+    stop = _EXERCISES.search(text)
+    limit = stop.start() if stop else len(text)
+    cell_end = re.compile(r"^(?:\+\+\+|```\{code-cell\})", re.M)
+    terms = [t for t in glossary if t.check]
+    done = set(re.findall(r"<(term-[\w-]+)>`", text))
+    edits: list[tuple[int, int, str]] = []
+    start = 0
+    while (ko_at := text.find(_LANG_CELL % "ko", start, limit)) >= 0:
+        ka = ko_at + len(_LANG_CELL % "ko")
+        end = cell_end.search(text, ka)
+        kb = min(end.start() if end else len(text), limit)
+        start = kb
+        if not text.startswith(_LANG_CELL % "en", kb):
+            continue
+        ea = kb + len(_LANG_CELL % "en")
+        end = cell_end.search(text, ea)
+        eb = min(end.start() if end else len(text), limit)
+        ko_uses, en_uses = _korean_uses(text[ka:kb], terms), _english_uses(text[ea:eb], terms)
+        for term in terms:
+            anchor = term_anchor(term.en)
+            if anchor in done or term.en not in ko_uses or term.en not in en_uses:
+                continue
+            done.add(anchor)
+            for base, (a, b) in ((ka, ko_uses[term.en]), (ea, en_uses[term.en])):
+                words = text[base + a : base + b]
+                edits.append((base + a, base + b, f"{{ref}}`{words} <{anchor}>`"))
+    for a, b, new in sorted(edits, reverse=True):
+        text = text[:a] + new + text[b:]
+    if edits:
+        path.write_text(text, encoding="utf-8")
+    return len(edits) // 2
 
 
 # -- Colab notebooks -----------------------------------------------------------------------
@@ -425,6 +640,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Bilingual checker and Colab notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check the Korean/English pairs of every chapter")
+    links = sub.add_parser("link-glossary", help="link each chapter's first glossary terms")
+    links.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     nbs = sub.add_parser("notebooks", help="write the Colab notebooks book/*.ipynb")
     nbs.add_argument("--check", action="store_true", help="only report missing or stale ones")
     args = parser.parse_args(argv)
@@ -434,6 +651,11 @@ def main(argv: list[str] | None = None) -> int:
             print(p)
         print(f"{len(problems)} bilingual problem(s)")
         return 1 if problems else 0
+    if args.command == "link-glossary":
+        glossary = load_glossary()
+        for path in args.chapters or chapter_sources():
+            print(f"{path}: linked {link_glossary_terms(path, glossary)} term(s)")
+        return 0
     stale = sync_notebooks(check=args.check)
     for line in stale:
         print(line)
