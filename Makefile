@@ -17,7 +17,7 @@ CHROMIUM ?=
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install browser book test test-fast notebooks export bench lint clean
+.PHONY: install browser book test test-fast notebooks colab-env export bench lint clean
 
 install: $(STAMP)
 
@@ -40,23 +40,33 @@ book: install
 # Phase 1 executes every chapter once (nbval, which also fills the build's execution cache)
 # beside the unit tests; phase 2 builds the website from that cache and tests it. Without a
 # Chromium or a Korean font every other test still runs; then one line says what to install.
-test: install
+# nbval runs bilingual copies of the chapters (both languages' figures, for the website) written
+# to _build/nbval; tests/test_colab.py runs the English reader notebooks from an installed wheel.
+NBVAL_DIR := _build/nbval
+
+test: install colab-env
 	@mkdir -p _build; \
 	chromium=$$(CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh 2>_build/.browser); \
 	browser=$$?; cat _build/.browser >&2; \
 	export D2LITE_CHROMIUM="$$chromium"; \
-	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests book/*.ipynb --nbval-lax \
-	  && $(PY) -m pytest -m book tests; status=$$?; \
+	$(PY) -m tools.notebooks --test-dir $(NBVAL_DIR) >/dev/null \
+	  && $(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests $(NBVAL_DIR)/*.ipynb \
+	  --nbval-lax && $(PY) -m pytest -m book tests; status=$$?; \
 	if [ $$browser != 0 ]; then tail -n 1 _build/.browser >&2; exit 1; fi; \
 	exit $$status
 
 # Everything but the website build and the chapters: seconds, for the edit-test loop.
 test-fast: install
-	$(PY) -m pytest -m "not book" tests
+	$(PY) -m pytest -m "not book and not colab" tests
 
+# The readers' notebooks notebooks/ko and notebooks/en (plain Jupyter markdown, one language).
 notebooks: install
 	$(PY) -m tools.export
-	$(PY) -m tools.book notebooks
+	$(PY) -m tools.notebooks
+
+# A bare virtual environment with the d2lite wheel, as Colab has it (tests/test_colab.py).
+colab-env: install
+	$(PY) -m tools.colab_env
 
 bench: install
 	$(PY) -m tools.bench

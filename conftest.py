@@ -96,7 +96,7 @@ def _cache_chapter(ipynb: Path) -> None:
 
     key = str(ipynb)
     outputs = _cell_outputs.pop(key, {})
-    source = ipynb.with_suffix(".md")
+    source = ROOT / "book" / f"{ipynb.stem}.md"  # _build/nbval/NN_slug.ipynb ← book/NN_slug.md
     if key in _failed or not source.exists():
         return
     nb = jupytext.read(source)

@@ -252,15 +252,19 @@ def test_korean_search_language_stems_english_and_keeps_hangul(ext):
     assert all(f'"{e}"' in js for e in ext["korean_search"].ENDINGS)
 
 
-def test_colab_button_only_for_pages_with_a_notebook(ext, tmp_path):
-    has = ext["book_site"].has_colab_notebook
-    (tmp_path / "01_a.md").write_text("x")
-    (tmp_path / "01_a.ipynb").write_text("{}")
-    (tmp_path / "glossary.md").write_text("x")
-    assert has(tmp_path / "01_a.md")
-    assert not has(tmp_path / "glossary.md")
+def test_colab_button_only_for_pages_with_reader_notebooks(ext):
+    site = ext["book_site"]
     for chapter in book.chapter_sources():
-        assert has(chapter), f"{chapter.name} has no Colab notebook: run `make notebooks`"
+        for lang in ("ko", "en"):
+            assert site.reader_notebook(chapter, lang), f"{chapter.name}: run `make notebooks`"
+    assert site.reader_notebook(ROOT / "book" / "glossary.md") is None
+    buttons = [{"label": "launch-buttons", "buttons": [
+        {"url": "https://colab.research.google.com/github/o/r/blob/main/book/04_x.md"},
+        {"url": "https://mybinder.org/v2/gh/o/r/main"}]}]
+    site._point_colab(buttons, "04_x")
+    assert buttons[0]["buttons"][0]["url"] == (
+        "https://colab.research.google.com/github/o/r/blob/main/notebooks/ko/04_x.ipynb")
+    assert buttons[0]["buttons"][1]["url"] == "https://mybinder.org/v2/gh/o/r/main"
 
 
 def test_glossary_table_anchors_are_unique(ext, glossary):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.book import chapter_sources, repository
+from tools.book import chapter_sources
+from tools.notebooks import repository_url
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.book
@@ -38,16 +39,17 @@ def test_chapter_page_has_both_languages_and_the_switch(site, source):
 
 
 @pytest.mark.parametrize("source", chapter_sources(), ids=lambda p: p.stem)
-def test_colab_button_opens_a_committed_notebook(site, source):
+def test_colab_button_opens_the_korean_reader_notebook(site, source):
     html = (site / "book" / f"{source.stem}.html").read_text(encoding="utf-8")
     links = re.findall(r'href="(https://colab\.research\.google\.com/github/[^"]+)"', html)
     assert links, "no Open-in-Colab link on the page"
-    url, branch = repository()
-    org_repo = url.removeprefix("https://github.com/")
+    branch = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"].get(
+        "branch", "main")
+    org_repo = repository_url().removeprefix("https://github.com/")
     prefix = f"https://colab.research.google.com/github/{org_repo}/blob/{branch}/"
-    assert links[0].startswith(prefix), links[0]
-    target = ROOT / links[0].removeprefix(prefix)
-    assert target.suffix == ".ipynb" and target.exists(), f"{target} is not in the repository"
+    assert links[0] == f"{prefix}notebooks/ko/{source.stem}.ipynb", links[0]
+    assert (ROOT / links[0].removeprefix(prefix)).is_file()
+    assert "colab-lang.js" in html, "the button would not follow the language switch"
 
 
 def test_page_titles_show_both_languages(site):

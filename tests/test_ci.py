@@ -41,4 +41,4 @@ def test_a_job_tests_the_lowest_allowed_versions():
     lowest = [j for j in jobs.values() if any("--resolution lowest-direct" in r for r in _runs(j))]
     assert len(lowest) == 1
     runs = "\n".join(_runs(lowest[0]))
-    assert "make test-fast" in runs and "--nbval-lax" in runs and "book/" in runs
+    assert "make test-fast" in runs and "--nbval-lax" in runs and "_build/nbval/" in runs

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -110,21 +109,6 @@ def test_export_refuses_to_overwrite_a_hand_written_module():
     nb.metadata["d2lite"] = {"export": "utils"}
     with pytest.raises(ValueError, match="hand-written"):
         export.export_target(nb)
-
-
-def test_colab_notebooks_are_committed_and_in_sync():
-    stale = book.sync_notebooks(check=True)
-    assert not stale, "run `make notebooks`:\n" + "\n".join(stale)
-
-
-def test_colab_notebooks_install_d2lite_from_the_configured_repository():
-    url, branch = book.repository()
-    for source in book.chapter_sources():
-        nb = json.loads(book.notebook_path(source).read_text(encoding="utf-8"))
-        first = "".join(nb["cells"][0]["source"])
-        assert nb["cells"][0]["cell_type"] == "code"
-        assert f"git+{url}@{branch}" in first and '"google.colab" in sys.modules' in first
-        assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
 
 
 def test_ruff_is_clean():

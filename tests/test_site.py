@@ -353,8 +353,26 @@ def test_each_chapter_colab_link_opens_a_notebook_in_the_repository(page_reports
             target = ROOT / link.removeprefix(prefix)
             assert target.suffix == ".ipynb", f"{docname}: {link} is not a notebook"
             assert target.is_file(), f"{docname}: {target.relative_to(ROOT)} is not in the repo"
-            assert target.with_suffix(".md").is_file(), f"{target.name} has no source"
+            assert target.parent == ROOT / "notebooks" / "ko", f"{docname}: not Korean by default"
+            assert (ROOT / "book" / f"{target.stem}.md").is_file(), f"{target.name} has no source"
     assert chapters > 0
+
+
+def test_colab_link_follows_the_language_switch(context, server):
+    page = open_page(context, server, sample_chapter())
+    stem = sample_chapter().split("/")[-1]
+
+    def colab_links() -> list[str]:
+        return page.evaluate(
+            "Array.from(document.querySelectorAll(\"a[href*='colab.research.google.com']\"))"
+            ".map((a) => a.getAttribute('href'))"
+        )
+
+    for mode, lang in (("en", "en"), ("both", "ko"), ("ko", "ko"), ("en", "en")):
+        page.click(f".lang-switch button[data-mode={mode}]")
+        links = colab_links()
+        assert links and all(link.endswith(f"/notebooks/{lang}/{stem}.ipynb") for link in links), (
+            mode, links)
 
 
 def search(context, server: str, query: str) -> list[str]:

@@ -2,8 +2,8 @@
 
 ``python -m tools.book check``      check every Korean/English prose pair
 ``python -m tools.book link-glossary [book/NN_x.md ...]``  link each chapter's first glossary terms
-``python -m tools.book notebooks``  write the output-free Colab notebooks ``book/*.ipynb``
-``python -m tools.book notebooks --check``  fail if a Colab notebook is missing or stale
+
+The reader notebooks (``notebooks/<lang>/``) are written by ``python -m tools.notebooks``.
 
 How a chapter is written (see also README.md):
 
@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
-import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -558,108 +557,23 @@ def link_glossary_terms(path: Path, glossary: Sequence[Term]) -> int:
     return len(edits) // 2
 
 
-# -- Colab notebooks -----------------------------------------------------------------------
-
-
-def repository() -> tuple[str, str]:
-    """The repository URL and branch named in ``_config.yml``."""
-    import yaml
-
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    repo = config.get("repository") or {}
-    url, branch = repo.get("url"), repo.get("branch", "main")
-    if not url:
-        raise ValueError("_config.yml has no repository.url")
-    return url.rstrip("/"), branch
-
-
-def colab_setup_source() -> str:
-    """The first code cell of every Colab notebook: install d2lite there, nothing elsewhere."""
-    url, branch = repository()
-    spec = f"d2lite @ git+{url}@{branch}"
-    return (
-        "# Google Colab에서만 d2lite를 설치합니다 · Installs d2lite only in Google Colab\n"
-        "import sys\n\n"
-        'if "google.colab" in sys.modules:\n'
-        "    import subprocess\n\n"
-        f'    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "{spec}"], check=True)'
-    )
-
-
-def colab_notebook(source: Path) -> str:
-    """The committed, output-free ``.ipynb`` text that mirrors one ``.md`` source."""
-    nb = jupytext.read(source)
-    nb.metadata.pop("jupytext", None)
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": "python3",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata["colab"] = {"provenance": []}
-    setup = nbformat.v4.new_code_cell(colab_setup_source())
-    setup.metadata["tags"] = ["colab-setup"]
-    nb.cells.insert(0, setup)
-    for k, cell in enumerate(nb.cells):
-        cell["id"] = f"c{k:03d}"
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
-    nb.nbformat, nb.nbformat_minor = 4, 5
-    nbformat.validate(nb)
-    return nbformat.writes(nb) + "\n"
-
-
-def notebook_path(source: Path) -> Path:
-    return source.with_suffix(".ipynb")
-
-
-def sync_notebooks(check: bool) -> list[str]:
-    """Write (or, with ``check``, compare) the Colab notebook of every chapter."""
-    stale = []
-    for source in chapter_sources():
-        target = notebook_path(source)
-        text = colab_notebook(source)
-        old = target.read_text(encoding="utf-8") if target.exists() else None
-        if old == text:
-            continue
-        if check:
-            state = "missing" if old is None else "out of sync with its .md"
-            stale.append(f"{target.relative_to(ROOT)} is {state}")
-        else:
-            target.write_text(text, encoding="utf-8")
-            print(f"wrote {target.relative_to(ROOT)}")
-    known = {notebook_path(s) for s in chapter_sources()}
-    for extra in BOOK.glob("*.ipynb"):
-        if extra not in known:
-            stale.append(f"{extra.relative_to(ROOT)} has no .md source")
-    return stale
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Bilingual checker and Colab notebooks.")
+    parser = argparse.ArgumentParser(description="The bilingual checker.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check the Korean/English pairs of every chapter")
     links = sub.add_parser("link-glossary", help="link each chapter's first glossary terms")
     links.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
-    nbs = sub.add_parser("notebooks", help="write the Colab notebooks book/*.ipynb")
-    nbs.add_argument("--check", action="store_true", help="only report missing or stale ones")
     args = parser.parse_args(argv)
-    if args.command == "check":
-        problems = check_sources()
-        for p in problems:
-            print(p)
-        print(f"{len(problems)} bilingual problem(s)")
-        return 1 if problems else 0
     if args.command == "link-glossary":
         glossary = load_glossary()
         for path in args.chapters or chapter_sources():
             print(f"{path}: linked {link_glossary_terms(path, glossary)} term(s)")
         return 0
-    stale = sync_notebooks(check=args.check)
-    for line in stale:
-        print(line)
-    return 1 if stale else 0
+    problems = check_sources()
+    for p in problems:
+        print(p)
+    print(f"{len(problems)} bilingual problem(s)")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,99 @@
+"""The second door: the reader notebooks as Colab runs them.
+
+The wheel of this checkout is installed into a bare virtual environment (``tools/colab_env.py``,
+``make colab-env``); the English notebooks run there with nbclient, from a directory outside the
+repository and with nothing of the repository on the path, as in Colab.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tools import colab_env, notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.colab
+
+ENGLISH = sorted((ROOT / "notebooks" / "en").glob("*.ipynb"))
+
+_RUN = r"""
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+          if o.get("output_type") == "error"]
+print(json.dumps({"cells": len(nb.cells), "errors": len(errors)}))
+"""
+
+
+def bare_env() -> dict[str, str]:
+    """The environment of a Colab-like process: no PYTHONPATH, no repository variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{colab_env.VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+@pytest.fixture(scope="module")
+def colab_python() -> Path:
+    return colab_env.ensure()
+
+
+def test_wheel_holds_only_the_readers_package():
+    wheel = colab_env.build_wheel()
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"d2lite", wheel.name.split("-py3")[0] + ".dist-info"}, top
+    modules = {n.removeprefix("d2lite/") for n in names if n.startswith("d2lite/")}
+    expected = {p.name for p in (ROOT / "d2lite").glob("*.py")}
+    assert modules == expected, f"wheel {sorted(modules ^ expected)} differ from d2lite/"
+    assert not {"book.py", "export.py", "bench.py"} & modules, "maintainer tools in the wheel"
+
+
+def test_every_module_imports_from_the_wheel_alone(colab_python, tmp_path):
+    code = (
+        "import importlib, json, pkgutil, sys\n"
+        "import d2lite\n"
+        "mods = [m.name for m in pkgutil.iter_modules(d2lite.__path__)]\n"
+        "for m in mods: importlib.import_module('d2lite.' + m)\n"
+        "banned = sorted({'jupytext', 'sphinx', 'pytest', 'yaml', 'tools'} & set(sys.modules))\n"
+        "print(json.dumps({'file': d2lite.__file__, 'mods': mods, 'banned': banned}))\n"
+    )
+    out = subprocess.run([str(colab_python), "-c", code], cwd=tmp_path, env=bare_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert Path(info["file"]).is_relative_to(colab_env.VENV), info["file"]
+    assert not Path(info["file"]).is_relative_to(ROOT / "d2lite")
+    assert len(info["mods"]) >= 15 and not info["banned"], info
+
+
+def test_there_is_an_english_notebook_per_chapter():
+    assert [p.stem for p in ENGLISH] == [s.stem for s in notebooks.chapter_sources()]
+
+
+@pytest.mark.parametrize("notebook", ENGLISH, ids=lambda p: p.stem)
+def test_english_notebook_runs_as_in_colab(colab_python, notebook, tmp_path):
+    copy = tmp_path / notebook.name  # the reader's copy, alone in a directory of its own
+    copy.write_bytes(notebook.read_bytes())
+    out = subprocess.run([str(colab_python), "-c", _RUN, str(copy)], cwd=tmp_path,
+                         env=bare_env(), capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, f"{notebook.name} failed like Colab:\n{out.stderr[-4000:]}"
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["errors"] == 0 and result["cells"] > 3, result
+
+
+def test_the_colab_env_is_outside_the_repositorys_path(colab_python, tmp_path):
+    out = subprocess.run([str(colab_python), "-c", "import sys; print('\\n'.join(sys.path))"],
+                         cwd=tmp_path, env=bare_env(), capture_output=True, text=True)
+    paths = [p for p in out.stdout.splitlines() if p]
+    assert not any(Path(p).resolve() == ROOT for p in paths), paths
+    assert sys.prefix != str(colab_env.VENV)
