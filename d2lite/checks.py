@@ -7,7 +7,7 @@ call these in one line, so the taught code shows the idea and not the bookkeepin
 * :func:`check_positive`, :func:`check_divisible`: sizes and counts of constructors.
 * :func:`check_tokens`: token ids (batch, steps) of any integer dtype, at least one step.
 * :func:`check_features`, :func:`check_scores`, :func:`check_rnn_inputs`,
-  :func:`check_state`: float activations.
+  :func:`check_state`, :func:`check_images`: float activations and images.
 * :func:`check_valid_lens`: integer lengths (integral floats converted) with
   ``min_len <= v <= num_keys``, shape (batch,) or (batch, queries).
 * :func:`check_qkv`, :func:`check_in_features`: attention inputs and projection sizes.
@@ -23,6 +23,7 @@ from torch import Tensor, nn
 __all__ = [
     "check_divisible",
     "check_features",
+    "check_images",
     "check_in_features",
     "check_positive",
     "check_qkv",
@@ -99,6 +100,11 @@ def check_features(
 def check_scores(X: object, name: str = "X") -> Tensor:
     """Attention scores: a float tensor (batch, queries, keys), no empty axis."""
     return _check_float(X, name, 3, "(batch, queries, keys)")
+
+
+def check_images(X: object, name: str = "X") -> Tensor:
+    """Images: a float tensor (batch, channels, height, width), no empty axis."""
+    return _check_float(X, name, 4, "(batch, channels, height, width)")
 
 
 def check_rnn_inputs(inputs: object, num_inputs: int, name: str = "inputs") -> Tensor:

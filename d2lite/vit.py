@@ -63,6 +63,7 @@ class PatchEmbedding(nn.Module):
 
     def forward(self, X: Tensor) -> Tensor:
         """X (batch, channels, h, w) -> (batch, num_patches, num_hiddens), patches row by row."""
+        checks.check_images(X)
         c = "channels" if self.in_channels is None else self.in_channels
         ok = X.dim() == 4 and tuple(X.shape[-2:]) == self.img_size
         if not ok or (self.in_channels is not None and X.shape[1] != self.in_channels):
