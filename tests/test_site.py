@@ -142,10 +142,12 @@ def is_chapter(docname: str) -> bool:
     return re.fullmatch(r"book/\d\d_\w+", docname) is not None
 
 
-def sample_chapter() -> str:
-    """The chapter used for the language and screenshot tests: the first numbered one."""
+def sample_chapter(later: bool = False) -> str:
+    """The chapter used for the language and screenshot tests: the first numbered one (or, with
+    ``later``, the fourth, which refers back to earlier chapters)."""
     chapters = [d for d in toc_pages() if is_chapter(d) and not d.startswith("book/00_")]
-    return (chapters or [d for d in toc_pages() if is_chapter(d)] or toc_pages())[0]
+    chapters = chapters or [d for d in toc_pages() if is_chapter(d)] or toc_pages()
+    return chapters[min(3, len(chapters) - 1)] if later else chapters[0]
 
 
 def open_page(context, server: str, docname: str):
@@ -437,3 +439,143 @@ def test_build_command_is_the_one_of_make_book():
     assert recipe, "Makefile has no book target"
     line = next(x for x in recipe.group(1).splitlines() if "jupyter-book" in x)
     assert line.split("jupyter-book", 1)[1].split() == build_command()[1:]
+
+
+# -- the page in each language, on a phone, numbered (issue 12) --------------------------------
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+VISIBLE_TEXT_JS = """(sel) => Array.from(document.querySelectorAll(sel))
+  .map((e) => e.innerText).join("\\n")"""
+
+
+def source_title(docname: str) -> tuple[str, str]:
+    """The (Korean, English) halves of a page's ``# 한국어 · English`` title."""
+    text = (ROOT / f"{docname}.md").read_text(encoding="utf-8")
+    title = re.search(r"^# (.+)$", text, re.M).group(1)
+    ko, en = title.split(" · ", 1)
+    return ko.strip(), en.strip()
+
+
+def choose_mode(page, mode: str) -> None:
+    page.click(f".lang-switch button[data-mode={mode}]")
+    assert page.evaluate("document.documentElement.dataset.bookLang") == mode
+
+
+@pytest.mark.parametrize("mode", ["ko", "en", "both"])
+def test_titles_and_navigation_follow_the_language(context, server, mode):
+    docname = sample_chapter()
+    ko, en = source_title(docname)
+    page = open_page(context, server, docname)
+    choose_mode(page, mode)
+    heading = page.evaluate(VISIBLE_TEXT_JS, "article h1")
+    sidebar = page.evaluate(VISIBLE_TEXT_JS, ".bd-sidebar-primary nav")
+    page_toc = page.evaluate(VISIBLE_TEXT_JS, ".bd-sidebar-secondary nav")
+    title = page.title()
+    if mode == "en":
+        for where, text in [("h1", heading), ("sidebar", sidebar), ("page toc", page_toc),
+                            ("tab title", title)]:
+            assert not HANGUL.search(text), f"Korean in the English page's {where}: {text[:300]!r}"
+        assert en in heading
+    elif mode == "ko":
+        assert ko in heading and en not in heading, heading
+        assert en not in sidebar and en not in title, (sidebar[:300], title)
+        assert ko in title
+    else:
+        assert ko in heading and en in heading, heading
+
+
+def test_references_show_the_language_of_their_paragraph(built_site):
+    """{ref} to a bilingual title: the Korean paragraph links the Korean half, and so on."""
+    html = (built_site / f"{sample_chapter(later=True)}.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a class="reference internal"[^>]*>(.*?)</a>', html, re.S)
+    bilingual = [t for t in links if " · " in re.sub(r"<[^>]+>", "", t)
+                 and 'class="lang-sep"' not in t]
+    assert links and not bilingual, bilingual[:5]
+
+
+def test_chapters_and_sections_are_numbered(context, server):
+    page = open_page(context, server, sample_chapter())
+    choose_mode(page, "en")
+    numbers = page.eval_on_selector_all(
+        ".bd-sidebar-primary nav a.reference.internal",
+        "els => els.map(e => e.innerText.trim())",
+    )
+    chapters = [t for t in numbers if re.match(r"^\d+\.\s", t)]
+    assert [int(t.split(".")[0]) for t in chapters][:9] == list(range(1, 10)), numbers
+    assert not any(re.match(r"^\d", t) for t in numbers if "Preface" in t or "Glossary" in t)
+    h1 = page.evaluate(VISIBLE_TEXT_JS, "article h1")
+    h2 = page.evaluate(VISIBLE_TEXT_JS, "article h2")
+    assert re.match(r"^\d+\.\s", h1.strip()), h1
+    assert re.search(r"^\d+\.\d+\.\s", h2, re.M), h2[:200]
+
+
+@pytest.mark.parametrize("mode", ["ko", "en", "both"])
+def test_glossary_table_shows_in_every_mode_sorted_in_its_language(context, server, mode):
+    page = open_page(context, server, "book/glossary")
+    choose_mode(page, mode)
+    rows = page.eval_on_selector_all(
+        "table.glossary-table tbody tr",
+        "rows => rows.filter(r => r.offsetParent !== null)"
+        ".map(r => [r.cells[0].innerText.trim(), r.cells[1].innerText.trim(), r.id])",
+    )
+    assert len(rows) >= 30, f"{mode}: only {len(rows)} visible glossary rows"
+    assert all(r[2].startswith("term-") for r in rows), "a row without its anchor"
+    if mode == "en":
+        keys = [r[0].lower() for r in rows]
+    else:
+        keys = [r[1] for r in rows if HANGUL.match(r[1])]  # 가나다 order is code-point order
+    assert keys == sorted(keys), f"{mode}: not sorted: {keys[:8]}"
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, server):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                              has_touch=True, device_scale_factor=2)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    wide = {}
+    try:
+        page = ctx.new_page()
+        for docname in toc_pages():
+            page.goto(f"{server}/{docname}.html", wait_until="load")
+            page.wait_for_selector(".lang-switch button")
+            wait_for_math(page)
+            width = page.evaluate("document.scrollingElement.scrollWidth")
+            if width > 390:
+                wide[docname] = width
+        page.goto(f"{server}/{sample_chapter()}.html", wait_until="load")
+        for mode in ("ko", "en"):
+            choose_mode(page, mode)
+            box = page.eval_on_selector(".lang-switch", "e => e.getBoundingClientRect().toJSON()")
+            assert box["height"] < 40 and box["right"] <= 390, f"language switch at {box}"
+            page.screenshot(path=str(SCREENSHOTS / f"phone-{mode}.png"))
+    finally:
+        ctx.close()
+    assert not wide, f"pages wider than a 390 px phone: {wide}"
+
+
+def test_code_inputs_are_not_clipped(context, server):
+    clipped = {}
+    for docname in [d for d in toc_pages() if is_chapter(d)]:
+        page = open_page(context, server, docname)
+        bad = page.eval_on_selector_all(
+            "article div.cell_input pre, article div.highlight pre",
+            "els => els.filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)"
+            ".map(e => e.innerText.split('\\n')[0].slice(0, 60))",
+        )
+        page.close()
+        if bad:
+            clipped[docname] = bad[:3]
+    assert not clipped, f"code wider than its column, clipped: {clipped}"
+
+
+def test_korean_prose_breaks_between_words(context, server):
+    page = open_page(context, server, sample_chapter())
+    rules = page.eval_on_selector(
+        "article .lang-ko p", "e => [getComputedStyle(e).wordBreak, getComputedStyle(e).fontFamily]"
+    )
+    assert rules[0] == "keep-all", rules
+    assert "Book NanumGothic" in rules[1], rules
+    weights = page.eval_on_selector_all(
+        "article h2 .lang-ko, article h2 .lang-en",
+        "els => els.map(e => getComputedStyle(e).fontWeight)",
+    )
+    assert weights and len(set(weights)) == 1, weights
