@@ -579,3 +579,16 @@ def test_korean_prose_breaks_between_words(context, server):
         "els => els.map(e => getComputedStyle(e).fontWeight)",
     )
     assert weights and len(set(weights)) == 1, weights
+
+
+def test_figures_are_numbered_per_chapter_in_both_languages(context, server):
+    page = open_page(context, server, sample_chapter(later=True))
+    numbers = page.eval_on_selector_all(
+        "article figure.d2l-figure .figure-number", "els => els.map(e => e.textContent)"
+    )
+    ko = [n for n in numbers if n.startswith("그림")]
+    en = [n for n in numbers if n.startswith("Figure")]
+    assert ko and len(ko) == len(en), numbers
+    chapter = re.search(r"\d+", page.inner_text("article h1 .section-number")).group(0)
+    assert [n.split()[1].rstrip(":") for n in ko] == [
+        f"{chapter}.{k}" for k in range(1, len(ko) + 1)], ko

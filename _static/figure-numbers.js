@@ -1,0 +1,36 @@
+// Figure numbers: the figures that chapters draw (d2l.bilingual) come as one <figure> per language,
+// in the same order in both languages, so the k-th Korean and the k-th English figure of chapter c
+// are both "c.k": 그림 c.k in Korean, Figure c.k in English. The chapter number is the one Sphinx
+// put in front of the page's title.
+(function () {
+  "use strict";
+  var WORD = { ko: "그림", en: "Figure" };
+
+  function number() {
+    var mark = document.querySelector("article h1 .section-number");
+    var chapter = mark ? mark.textContent.replace(/[.\s]+$/, "").trim() : "";
+    ["ko", "en"].forEach(function (lang) {
+      var figures = document.querySelectorAll("article figure.d2l-figure.lang-" + lang);
+      for (var k = 0; k < figures.length; k++) {
+        var label = (chapter ? chapter + "." : "") + (k + 1);
+        var caption = figures[k].querySelector("figcaption");
+        if (!caption) {
+          caption = document.createElement("figcaption");
+          figures[k].appendChild(caption);
+        }
+        if (caption.querySelector(".figure-number")) continue;
+        var tag = document.createElement("span");
+        tag.className = "figure-number";
+        tag.textContent = WORD[lang] + " " + label + (caption.textContent.trim() ? ": " : "");
+        caption.insertBefore(tag, caption.firstChild);
+        figures[k].id = figures[k].id || "fig-" + lang + "-" + label.replace(".", "-");
+      }
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", number);
+  } else {
+    number();
+  }
+})();
