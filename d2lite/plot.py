@@ -139,8 +139,14 @@ def plot(
     fmts: Sequence[str] = ("-", "m--", "g-.", "r:", "c-", "y--"),
     figsize: tuple[float, float] = (3.5, 2.5),
     axes=None,
-):
-    """Plot one or more curves: ``X`` (n,) or a list of them, ``Y`` likewise; returns the axes."""
+) -> None:
+    """Plot one or more curves: ``X`` (n,) or a list of them, ``Y`` likewise.
+
+    Draws on ``axes`` if given, else on a new figure of ``figsize`` inches. Returns nothing,
+    as d2l's does, so a cell that ends with it shows the figure once and no ``<Axes>`` echo;
+    to decorate the axes afterwards, make them first (``fig, ax = plt.subplots()``) and pass
+    ``axes=ax``.
+    """
 
     def has_one_axis(v) -> bool:
         return hasattr(v, "ndim") and v.ndim == 1 or (
@@ -171,7 +177,6 @@ def plot(
         else:
             axes.plot(y, fmt)
     set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
-    return axes
 
 
 def show_heatmaps(
@@ -181,10 +186,15 @@ def show_heatmaps(
     titles: Sequence[str] | None = None,
     figsize: tuple[float, float] = (2.5, 2.5),
     cmap: str = "Reds",
-):
+    shared_scale: bool = True,
+) -> None:
     """Draw a grid of heatmaps from ``matrices`` of shape (rows, cols, queries, keys).
 
-    All panels share one colour scale (unlike d2l's), so the one colour bar reads for each.
+    ``figsize`` is the size of the whole figure in inches, as in d2l. With ``shared_scale``
+    (the default) all panels use one colour scale and one colour bar reads for each; with
+    ``shared_scale=False`` each panel has its own scale (as in d2l) and its own colour bar.
+    Returns nothing, so a cell ending with it shows the figure once; ``plt.gcf()`` gives the
+    figure for further changes.
     """
     matrices = _as_numpy(matrices)
     if matrices.ndim != 4:
@@ -192,33 +202,41 @@ def show_heatmaps(
             "matrices must have shape (rows, cols, queries, keys), "
             f"got {matrices.ndim} dimension(s) {tuple(matrices.shape)}"
         )
+    if len(figsize) != 2 or min(figsize) <= 0:
+        raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
     num_rows, num_cols = matrices.shape[:2]
     if titles is not None and len(titles) != num_cols:
         raise ValueError(f"got {len(titles)} titles for {num_cols} columns")
     fig, axes = plt.subplots(
         num_rows,
         num_cols,
-        figsize=(figsize[0] * num_cols, figsize[1] * num_rows),
+        figsize=figsize,
         sharex=True,
         sharey=True,
         squeeze=False,
+        layout="constrained",
     )
+
+    def limits(m: np.ndarray) -> tuple[float, float]:
+        lo, hi = float(m.min()), float(m.max())
+        return (min(lo, 0.0), max(hi, 1.0)) if lo == hi else (lo, hi)
+
+    shared = limits(matrices)
     pcm = None
-    # one colour scale for every panel, so the single colour bar is true for all of them
-    vmin, vmax = float(matrices.min()), float(matrices.max())
-    if vmin == vmax:
-        vmin, vmax = min(vmin, 0.0), max(vmax, 1.0)
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
+            vmin, vmax = shared if shared_scale else limits(matrix)
             pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax)
+            if not shared_scale:
+                fig.colorbar(pcm, ax=ax, shrink=0.8)
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel(ylabel)
             if titles:
                 ax.set_title(titles[j])
-    fig.colorbar(pcm, ax=axes, shrink=0.6)
-    return fig
+    if shared_scale:
+        fig.colorbar(pcm, ax=axes, shrink=0.6)
 
 
 def figure_langs() -> tuple[str, ...]:
@@ -241,7 +259,7 @@ def bilingual(
     draw: Callable[[Callable[[str, str], str]], object] | None = None,
     *,
     caption: tuple[str, str] | None = None,
-    dpi: int = 110,
+    dpi: int = 100,
 ):
     """Draw a figure once per language and show all versions for the site's language switch.
 
