@@ -24,6 +24,7 @@ from matplotlib import pyplot as plt
 
 __all__ = [
     "LANGS",
+    "MAX_WIDTH_IN",
     "bilingual",
     "figure_langs",
     "korean_font",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 LANGS = ("ko", "en")
+#: Widest figure (inches) that :func:`bilingual` accepts: the site's text column is about 7 in.
+MAX_WIDTH_IN = 7.5
 _LANG_ENV = "D2LITE_FIG_LANG"
 _GLYPH_MESSAGE = r"Glyph .* missing from"
 
@@ -260,6 +263,7 @@ def bilingual(
     *,
     caption: tuple[str, str] | None = None,
     dpi: int = 100,
+    alt: tuple[str, str] | None = None,
 ):
     """Draw a figure once per language and show all versions for the site's language switch.
 
@@ -268,6 +272,11 @@ def bilingual(
     the matching half of ``caption``), so the website's switch can hide the other one. Use it
     as ``@d2l.bilingual`` on a drawing function or call ``d2l.bilingual(draw, caption=(ko, en))``;
     it returns what ``draw`` returned for the last language.
+
+    ``alt`` is a (korean, english) pair of texts that say what the figure shows, for readers
+    who cannot see it; it defaults to the caption. Figures are drawn for a text column about
+    7 inches wide: one wider than :data:`MAX_WIDTH_IN` raises ``ValueError``, because the site
+    would shrink it until its labels are unreadable.
     """
     if draw is None:
         return lambda fn: bilingual(fn, caption=caption, dpi=dpi)
@@ -275,6 +284,8 @@ def bilingual(
         raise ValueError(f"bilingual needs a drawing function, got {type(draw).__name__}")
     if caption is not None and (len(caption) != 2 or not all(isinstance(c, str) for c in caption)):
         raise ValueError(f"caption must be a (korean, english) pair of strings, got {caption!r}")
+    if alt is not None and (len(alt) != 2 or not all(isinstance(a, str) for a in alt)):
+        raise ValueError(f"alt must be a (korean, english) pair of strings, got {alt!r}")
     langs = figure_langs()
     images: list[tuple[str, bytes]] = []
     result = None
@@ -290,14 +301,30 @@ def bilingual(
             raise ValueError("the drawing function made no Matplotlib figure")
         for num in new:
             fig = plt.figure(num)
-            images.append((lang, _png(fig, dpi)))
+            png = _png(fig, dpi)
             plt.close(fig)
+            width_in = _png_width(png) / dpi
+            if width_in > MAX_WIDTH_IN:
+                raise ValueError(
+                    f"the figure is {width_in:.1f} in wide; the text column shows "
+                    f"{MAX_WIDTH_IN} in, so draw it narrower (figsize) or lay its panels "
+                    "out in more rows"
+                )
+            images.append((lang, png))
     captions = dict(zip(LANGS, caption)) if caption else {}
-    _display(images, captions)
+    alts = dict(zip(LANGS, alt)) if alt else captions
+    _display(images, captions, alts)
     return result
 
 
-def _display(images: list[tuple[str, bytes]], captions: dict[str, str]) -> None:
+def _png_width(png: bytes) -> int:
+    """Pixel width from a PNG's header (the IHDR chunk follows the 8-byte signature)."""
+    return int.from_bytes(png[16:20], "big")
+
+
+def _display(
+    images: list[tuple[str, bytes]], captions: dict[str, str], alts: dict[str, str]
+) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -310,7 +337,7 @@ def _display(images: list[tuple[str, bytes]], captions: dict[str, str]) -> None:
         data = base64.b64encode(png).decode("ascii")
         text = html.escape(captions.get(lang, ""))
         figcaption = f"<figcaption>{text}</figcaption>" if text else ""
-        alt = text or ("그림" if lang == "ko" else "figure")
+        alt = html.escape(alts.get(lang, "")) or text or ("그림" if lang == "ko" else "figure")
         parts.append(
             f'<figure class="d2l-figure lang-{lang}" lang="{lang}">'
             f'<img src="data:image/png;base64,{data}" style="max-width:100%" alt="{alt}">'

@@ -135,3 +135,28 @@ def test_bilingual_rejects_bad_input(monkeypatch):
     monkeypatch.setenv("D2LITE_FIG_LANG", "ko,fr")
     with pytest.raises(ValueError, match="D2LITE_FIG_LANG"):
         d2l.figure_langs()
+
+
+def test_bilingual_rejects_a_figure_wider_than_the_column(monkeypatch):
+    monkeypatch.setenv("D2LITE_FIG_LANG", "en")
+    with pytest.raises(ValueError, match=r"the figure is \d+\.\d in wide; the text column"):
+        d2l.bilingual(lambda t: plt.subplots(figsize=(9, 2)))
+    assert plt.get_fignums() == []
+    d2l.bilingual(lambda t: plt.subplots(figsize=(7, 2)))  # the column width is fine
+
+
+def test_bilingual_alt_text_per_language(monkeypatch):
+    import importlib
+
+    plot_module = importlib.import_module("d2lite.plot")
+    seen = {}
+    monkeypatch.setattr(plot_module, "_display",
+                        lambda images, captions, alts: seen.update(captions=captions, alts=alts))
+    monkeypatch.setenv("D2LITE_FIG_LANG", "ko,en")
+    d2l.bilingual(lambda t: plt.subplots(figsize=(3, 2)), caption=("캡션", "caption"),
+                  alt=("파란 곡선 하나", "one blue curve"))
+    assert seen["alts"] == {"ko": "파란 곡선 하나", "en": "one blue curve"}
+    d2l.bilingual(lambda t: plt.subplots(figsize=(3, 2)), caption=("캡션", "caption"))
+    assert seen["alts"] == {"ko": "캡션", "en": "caption"}  # the caption by default
+    with pytest.raises(ValueError, match="alt must be a"):
+        d2l.bilingual(lambda t: None, alt=("only one",))
