@@ -357,3 +357,12 @@ def test_every_listed_name_exists_and_diff_notes_are_bilingual():
 
 
 matplotlib.use("Agg")
+
+
+def test_korean_notes_name_real_shared_names():
+    import d2lite
+
+    missing = [name for name in d2l.BOOK_DIFFS_KO if not hasattr(d2lite, name)]
+    assert not missing, missing
+    for name, note in d2l.BOOK_DIFFS_KO.items():
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in note), name
