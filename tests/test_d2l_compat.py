@@ -366,3 +366,35 @@ def test_korean_notes_name_real_shared_names():
     assert not missing, missing
     for name, note in d2l.BOOK_DIFFS_KO.items():
         assert any("\uac00" <= ch <= "\ud7a3" for ch in note), name
+
+
+def test_in_jupyter_each_figure_shows_once_and_nothing_is_echoed(monkeypatch):
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel uses Jupyter's inline backend
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    fit = (
+        "import torch\nfrom torch import nn\nfrom d2lite import d2l\n"
+        "class Data(d2l.DataModule):\n"
+        "    def __init__(self, batch_size=16):\n"
+        "        super().__init__(); self.save_hyperparameters()\n"
+        "        self.X = torch.randn(64, 2); self.y = self.X.sum(1, keepdim=True)\n"
+        "    def get_dataloader(self, train):\n"
+        "        i = slice(0, 48) if train else slice(48, None)\n"
+        "        return self.get_tensorloader((self.X, self.y), train, i)\n"
+        "class Lin(d2l.Module):\n"
+        "    def __init__(self, lr):\n"
+        "        super().__init__(); self.save_hyperparameters(); self.net = nn.LazyLinear(1)\n"
+        "    def loss(self, y_hat, y): return nn.functional.mse_loss(y_hat, y)\n"
+        "d2l.Trainer(max_epochs=3).fit(Lin(0.05), Data())"
+    )
+    cells = [fit,
+             "d2l.show_heatmaps(torch.rand(2, 4, 3, 3), 'keys', 'queries', figsize=(7, 3.5))",
+             "d2l.plot(torch.arange(3.0), torch.ones(3))",
+             "import d2lite\nd2lite.plot(torch.arange(3.0), torch.ones(3))"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    for cell in nb.cells:
+        kinds = [out["output_type"] for out in cell.outputs]
+        # one image (the live training plot is updated in place), no echoed return value
+        assert kinds == ["display_data"], (cell.source[-60:], kinds)
+        assert "image/png" in cell.outputs[0]["data"]
