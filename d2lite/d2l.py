@@ -142,9 +142,15 @@ def gpu(i: int = 0) -> torch.device:
 def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None, ylim=None,
          xscale="linear", yscale="linear", fmts=("-", "m--", "g-.", "r:"), figsize=(3.5, 2.5),
          axes=None) -> None:
-    """Plot curves as d2l does; ``legend`` defaults to none and nothing is returned."""
-    _plot.plot(X, Y, xlabel=xlabel, ylabel=ylabel, legend=legend, xlim=xlim, ylim=ylim,
-               xscale=xscale, yscale=yscale, fmts=fmts, figsize=figsize, axes=axes)
+    """Plot curves as d2l does: on ``axes`` or the current axes (a new figure of ``figsize``
+    when there is none), with a legend of any length; nothing is returned."""
+    if axes is None:
+        _plot.set_figsize(figsize)
+        axes = plt.gca()
+    _plot.plot(X, Y, xlabel=xlabel, ylabel=ylabel, legend=None, xlim=xlim, ylim=ylim,
+               xscale=xscale, yscale=yscale, fmts=fmts, axes=axes)
+    if legend:
+        axes.legend(list(legend))
 
 
 def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds",

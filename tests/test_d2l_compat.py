@@ -268,6 +268,10 @@ def test_show_heatmaps_and_plot_return_nothing_and_figsize_is_the_figure():
     assert len(fig.axes) == 2 * 4 * 2
     plt.close("all")
     assert d2l.plot(torch.arange(3.0), torch.ones(3)) is None
+    # d2l draws on the current axes and accepts an empty or shorter legend
+    d2l.plot(torch.arange(3.0), [torch.zeros(3), torch.ones(3)], "x", "y", legend=["zero"])
+    d2l.plot(torch.arange(3.0), torch.ones(3), legend=[])
+    assert len(plt.get_fignums()) == 1 and len(plt.gca().get_lines()) == 4
     plt.close("all")
 
 
