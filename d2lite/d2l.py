@@ -1243,16 +1243,19 @@ class FashionMNIST(DataModule):
         paths = {name: download(self.MIRROR + name, folder, digest, "sha256")
                  for name, digest in vision.FASHION_MNIST_FILES.items()}
 
-        def split(prefix):
+        def split(prefix):  # kept as uint8; converted and resized batch by batch
             images = vision.read_idx(paths[f"{prefix}-images-idx3-ubyte.gz"])
             labels = vision.read_idx(paths[f"{prefix}-labels-idx1-ubyte.gz"])
-            X = torch.from_numpy(images.copy()).unsqueeze(1).float() / 255
-            if tuple(X.shape[-2:]) != _pair(resize):
-                X = F.interpolate(X, size=_pair(resize), mode="bilinear", align_corners=False)
-            return X, torch.from_numpy(labels.copy()).long()
+            return torch.from_numpy(images.copy()), torch.from_numpy(labels.copy()).long()
 
         self.train = split("train")
         self.val = split("t10k")
+
+    def _collate(self, batch):
+        X = torch.stack([x for x, _ in batch]).unsqueeze(1).float() / 255
+        if tuple(X.shape[-2:]) != _pair(self.resize):
+            X = F.interpolate(X, size=_pair(self.resize), mode="bilinear", align_corners=False)
+        return X, torch.stack([y for _, y in batch])
 
     def text_labels(self, indices):
         vision = importlib.import_module("d2lite.vision")
@@ -1260,8 +1263,9 @@ class FashionMNIST(DataModule):
         return [vision.FASHION_MNIST_LABELS[int(i)] for i in indices]
 
     def get_dataloader(self, train):
-        data = self.train if train else self.val
-        return self.get_tensorloader(data, train)
+        data = torch.utils.data.TensorDataset(*(self.train if train else self.val))
+        return torch.utils.data.DataLoader(data, self.batch_size, shuffle=train,
+                                           collate_fn=self._collate)
 
     def visualize(self, batch, nrows=1, ncols=8, labels=()):
         X, y = batch
@@ -1276,9 +1280,9 @@ class FashionMNIST(DataModule):
 
 FashionMNIST.__d2l_diff__ = {
     "ko": "torchvision 없이 네 압축 파일을 SHA-256으로 확인하며 내려받고, 크기 조정은 "
-          "쌍선형 보간으로 한 번에 합니다.",
+          "배치마다 쌍선형 보간으로 합니다.",
     "en": "Needs no torchvision: the four archives are downloaded and checked by SHA-256, and "
-          "resizing is one bilinear interpolation.",
+          "each batch is resized by bilinear interpolation.",
 }
 MTFraEng.__d2l_diff__ = {
     "ko": "d2l이 공개한 SHA-1로 압축 파일을 확인하고, 오프라인이면 파일을 둘 경로를 알려 주는 "

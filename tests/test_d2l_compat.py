@@ -349,6 +349,9 @@ def test_fashion_mnist_from_a_fake_mirror(tmp_path, monkeypatch):
     assert X.shape == (4, 1, 32, 32) and y.shape == (4,)
     assert 0 <= X.min() and X.max() <= 1
     assert len(data.text_labels(y)) == 4
+    assert data.train[0].dtype == torch.uint8  # resized per batch, not all at once
+    X, _ = next(iter(data.train_dataloader()))
+    assert X.shape == (4, 1, 32, 32)
 
 
 def test_every_listed_name_exists_and_diff_notes_are_bilingual():
