@@ -24,6 +24,7 @@ from matplotlib import pyplot as plt
 
 __all__ = [
     "LANGS",
+    "MAX_WIDTH_IN",
     "bilingual",
     "figure_langs",
     "korean_font",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 LANGS = ("ko", "en")
+#: Widest figure (inches) that :func:`bilingual` accepts: the site's text column is about 7 in.
+MAX_WIDTH_IN = 7.5
 _LANG_ENV = "D2LITE_FIG_LANG"
 _GLYPH_MESSAGE = r"Glyph .* missing from"
 
@@ -139,8 +142,14 @@ def plot(
     fmts: Sequence[str] = ("-", "m--", "g-.", "r:", "c-", "y--"),
     figsize: tuple[float, float] = (3.5, 2.5),
     axes=None,
-):
-    """Plot one or more curves: ``X`` (n,) or a list of them, ``Y`` likewise; returns the axes."""
+) -> None:
+    """Plot one or more curves: ``X`` (n,) or a list of them, ``Y`` likewise.
+
+    Draws on ``axes`` if given, else on a new figure of ``figsize`` inches. Returns nothing,
+    as d2l's does, so a cell that ends with it shows the figure once and no ``<Axes>`` echo;
+    to decorate the axes afterwards, make them first (``fig, ax = plt.subplots()``) and pass
+    ``axes=ax``.
+    """
 
     def has_one_axis(v) -> bool:
         return hasattr(v, "ndim") and v.ndim == 1 or (
@@ -171,7 +180,6 @@ def plot(
         else:
             axes.plot(y, fmt)
     set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
-    return axes
 
 
 def show_heatmaps(
@@ -181,10 +189,15 @@ def show_heatmaps(
     titles: Sequence[str] | None = None,
     figsize: tuple[float, float] = (2.5, 2.5),
     cmap: str = "Reds",
-):
+    shared_scale: bool = True,
+) -> None:
     """Draw a grid of heatmaps from ``matrices`` of shape (rows, cols, queries, keys).
 
-    All panels share one colour scale (unlike d2l's), so the one colour bar reads for each.
+    ``figsize`` is the size of the whole figure in inches, as in d2l. With ``shared_scale``
+    (the default) all panels use one colour scale and one colour bar reads for each; with
+    ``shared_scale=False`` each panel has its own scale (as in d2l) and its own colour bar.
+    Returns nothing, so a cell ending with it shows the figure once; ``plt.gcf()`` gives the
+    figure for further changes.
     """
     matrices = _as_numpy(matrices)
     if matrices.ndim != 4:
@@ -192,33 +205,41 @@ def show_heatmaps(
             "matrices must have shape (rows, cols, queries, keys), "
             f"got {matrices.ndim} dimension(s) {tuple(matrices.shape)}"
         )
+    if len(figsize) != 2 or min(figsize) <= 0:
+        raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
     num_rows, num_cols = matrices.shape[:2]
     if titles is not None and len(titles) != num_cols:
         raise ValueError(f"got {len(titles)} titles for {num_cols} columns")
     fig, axes = plt.subplots(
         num_rows,
         num_cols,
-        figsize=(figsize[0] * num_cols, figsize[1] * num_rows),
+        figsize=figsize,
         sharex=True,
         sharey=True,
         squeeze=False,
+        layout="constrained",
     )
+
+    def limits(m: np.ndarray) -> tuple[float, float]:
+        lo, hi = float(m.min()), float(m.max())
+        return (min(lo, 0.0), max(hi, 1.0)) if lo == hi else (lo, hi)
+
+    shared = limits(matrices)
     pcm = None
-    # one colour scale for every panel, so the single colour bar is true for all of them
-    vmin, vmax = float(matrices.min()), float(matrices.max())
-    if vmin == vmax:
-        vmin, vmax = min(vmin, 0.0), max(vmax, 1.0)
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
+            vmin, vmax = shared if shared_scale else limits(matrix)
             pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax)
+            if not shared_scale:
+                fig.colorbar(pcm, ax=ax, shrink=0.8)
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel(ylabel)
             if titles:
                 ax.set_title(titles[j])
-    fig.colorbar(pcm, ax=axes, shrink=0.6)
-    return fig
+    if shared_scale:
+        fig.colorbar(pcm, ax=axes, shrink=0.6)
 
 
 def figure_langs() -> tuple[str, ...]:
@@ -241,7 +262,8 @@ def bilingual(
     draw: Callable[[Callable[[str, str], str]], object] | None = None,
     *,
     caption: tuple[str, str] | None = None,
-    dpi: int = 110,
+    dpi: int = 100,
+    alt: tuple[str, str] | None = None,
 ):
     """Draw a figure once per language and show all versions for the site's language switch.
 
@@ -250,6 +272,11 @@ def bilingual(
     the matching half of ``caption``), so the website's switch can hide the other one. Use it
     as ``@d2l.bilingual`` on a drawing function or call ``d2l.bilingual(draw, caption=(ko, en))``;
     it returns what ``draw`` returned for the last language.
+
+    ``alt`` is a (korean, english) pair of texts that say what the figure shows, for readers
+    who cannot see it; it defaults to the caption. Figures are drawn for a text column about
+    7 inches wide: one wider than :data:`MAX_WIDTH_IN` raises ``ValueError``, because the site
+    would shrink it until its labels are unreadable.
     """
     if draw is None:
         return lambda fn: bilingual(fn, caption=caption, dpi=dpi)
@@ -257,6 +284,8 @@ def bilingual(
         raise ValueError(f"bilingual needs a drawing function, got {type(draw).__name__}")
     if caption is not None and (len(caption) != 2 or not all(isinstance(c, str) for c in caption)):
         raise ValueError(f"caption must be a (korean, english) pair of strings, got {caption!r}")
+    if alt is not None and (len(alt) != 2 or not all(isinstance(a, str) for a in alt)):
+        raise ValueError(f"alt must be a (korean, english) pair of strings, got {alt!r}")
     langs = figure_langs()
     images: list[tuple[str, bytes]] = []
     result = None
@@ -272,14 +301,30 @@ def bilingual(
             raise ValueError("the drawing function made no Matplotlib figure")
         for num in new:
             fig = plt.figure(num)
-            images.append((lang, _png(fig, dpi)))
+            png = _png(fig, dpi)
             plt.close(fig)
+            width_in = _png_width(png) / dpi
+            if width_in > MAX_WIDTH_IN:
+                raise ValueError(
+                    f"the figure is {width_in:.1f} in wide; the text column shows "
+                    f"{MAX_WIDTH_IN} in, so draw it narrower (figsize) or lay its panels "
+                    "out in more rows"
+                )
+            images.append((lang, png))
     captions = dict(zip(LANGS, caption)) if caption else {}
-    _display(images, captions)
+    alts = dict(zip(LANGS, alt)) if alt else captions
+    _display(images, captions, alts)
     return result
 
 
-def _display(images: list[tuple[str, bytes]], captions: dict[str, str]) -> None:
+def _png_width(png: bytes) -> int:
+    """Pixel width from a PNG's header (the IHDR chunk follows the 8-byte signature)."""
+    return int.from_bytes(png[16:20], "big")
+
+
+def _display(
+    images: list[tuple[str, bytes]], captions: dict[str, str], alts: dict[str, str]
+) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -292,7 +337,7 @@ def _display(images: list[tuple[str, bytes]], captions: dict[str, str]) -> None:
         data = base64.b64encode(png).decode("ascii")
         text = html.escape(captions.get(lang, ""))
         figcaption = f"<figcaption>{text}</figcaption>" if text else ""
-        alt = text or ("그림" if lang == "ko" else "figure")
+        alt = html.escape(alts.get(lang, "")) or text or ("그림" if lang == "ko" else "figure")
         parts.append(
             f'<figure class="d2l-figure lang-{lang}" lang="{lang}">'
             f'<img src="data:image/png;base64,{data}" style="max-width:100%" alt="{alt}">'

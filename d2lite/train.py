@@ -68,12 +68,11 @@ def plot_history(
 
     @bilingual(caption=caption)
     def _(t):
-        ax = None
+        _, ax = plt.subplots(figsize=(4, 2.6))
         for key in keys:
             epochs = history["epoch"][-len(history[key]) :]
             fmt = _FMTS[keys.index(key) % len(_FMTS)]
-            ax = _curves(epochs, history[key], axes=ax, xlabel=t("에포크", "epoch"),
-                         figsize=(4, 2.6), fmts=(fmt,))  # fmt: skip
+            _curves(epochs, history[key], axes=ax, xlabel=t("에포크", "epoch"), fmts=(fmt,))
         ax.legend([_label(k, t) for k in keys])
         if title:
             ax.set_title(t(*title))

@@ -77,16 +77,40 @@ def test_plot_validates_lengths():
     plt.close("all")
 
 
+def test_plot_returns_nothing_for_jupyter_to_echo():
+    plt.close("all")
+    assert d2l.plot(torch.arange(3.0), torch.ones(3), figsize=(4, 2)) is None
+    assert tuple(plt.gcf().get_size_inches()) == (4, 2)
+    fig, ax = plt.subplots()
+    assert d2l.plot([0, 1], [[0, 1]], axes=ax) is None
+    assert len(ax.get_lines()) == 1
+    plt.close("all")
+
+
 def test_show_heatmaps_draws_a_grid_and_checks_dimensions():
-    fig = d2l.show_heatmaps(torch.eye(5).reshape(1, 1, 5, 5).expand(2, 2, 5, 5), "keys",
-                            "queries", titles=["a", "b"])
-    assert len(fig.axes) == 4 + 1  # four heatmaps and the colour bar
-    assert {im.get_clim() for ax in fig.axes[:4] for im in ax.get_images()} == {(0.0, 1.0)}
+    plt.close("all")
+    scale = torch.tensor([1.0, 2.0]).reshape(1, 2, 1, 1)
+    matrices = torch.eye(5).reshape(1, 1, 5, 5).expand(2, 2, 5, 5) * scale
+    result = d2l.show_heatmaps(matrices, "keys", "queries", titles=["a", "b"], figsize=(5, 4))
+    assert result is None  # nothing for Jupyter to echo a second time
+    fig = plt.gcf()
+    assert tuple(fig.get_size_inches()) == (5, 4)  # figsize is the whole figure, as in d2l
+    assert len(fig.axes) == 4 + 1  # four heatmaps and the one shared colour bar
+    assert {im.get_clim() for ax in fig.axes[:4] for im in ax.get_images()} == {(0.0, 2.0)}
+    plt.close(fig)
+    d2l.show_heatmaps(matrices, "keys", "queries", shared_scale=False)
+    fig = plt.gcf()
+    assert len(fig.axes) == 4 + 4  # one colour bar per panel
+    clims = [im.get_clim() for ax in fig.axes for im in ax.get_images()]
+    assert clims == [(0.0, 1.0), (0.0, 2.0), (0.0, 1.0), (0.0, 2.0)]
     plt.close(fig)
     with pytest.raises(ValueError, match=r"\(rows, cols, queries, keys\), got 2 dimension"):
         d2l.show_heatmaps(torch.eye(3), "keys", "queries")
     with pytest.raises(ValueError, match="got 1 titles for 2 columns"):
         d2l.show_heatmaps(torch.zeros(1, 2, 3, 3), "k", "q", titles=["only one"])
+    with pytest.raises(ValueError, match="figsize must be two positive numbers"):
+        d2l.show_heatmaps(torch.zeros(1, 1, 3, 3), "k", "q", figsize=(0, 2))
+    plt.close("all")
 
 
 def test_bilingual_draws_once_per_language(monkeypatch):
@@ -111,3 +135,28 @@ def test_bilingual_rejects_bad_input(monkeypatch):
     monkeypatch.setenv("D2LITE_FIG_LANG", "ko,fr")
     with pytest.raises(ValueError, match="D2LITE_FIG_LANG"):
         d2l.figure_langs()
+
+
+def test_bilingual_rejects_a_figure_wider_than_the_column(monkeypatch):
+    monkeypatch.setenv("D2LITE_FIG_LANG", "en")
+    with pytest.raises(ValueError, match=r"the figure is \d+\.\d in wide; the text column"):
+        d2l.bilingual(lambda t: plt.subplots(figsize=(9, 2)))
+    assert plt.get_fignums() == []
+    d2l.bilingual(lambda t: plt.subplots(figsize=(7, 2)))  # the column width is fine
+
+
+def test_bilingual_alt_text_per_language(monkeypatch):
+    import importlib
+
+    plot_module = importlib.import_module("d2lite.plot")
+    seen = {}
+    monkeypatch.setattr(plot_module, "_display",
+                        lambda images, captions, alts: seen.update(captions=captions, alts=alts))
+    monkeypatch.setenv("D2LITE_FIG_LANG", "ko,en")
+    d2l.bilingual(lambda t: plt.subplots(figsize=(3, 2)), caption=("캡션", "caption"),
+                  alt=("파란 곡선 하나", "one blue curve"))
+    assert seen["alts"] == {"ko": "파란 곡선 하나", "en": "one blue curve"}
+    d2l.bilingual(lambda t: plt.subplots(figsize=(3, 2)), caption=("캡션", "caption"))
+    assert seen["alts"] == {"ko": "캡션", "en": "caption"}  # the caption by default
+    with pytest.raises(ValueError, match="alt must be a"):
+        d2l.bilingual(lambda t: None, alt=("only one",))
