@@ -32,7 +32,7 @@ from torch import nn
 from torch.nn import functional as F
 
 # The package's namespace holds the *function* plot, so fetch the modules by name.
-_plot = importlib.import_module("d2lite.plot")
+_plot = importlib.import_module("d2lite.plotting")
 _utils = importlib.import_module("d2lite.utils")
 
 __all__ = [

@@ -148,7 +148,7 @@ def test_bilingual_rejects_a_figure_wider_than_the_column(monkeypatch):
 def test_bilingual_alt_text_per_language(monkeypatch):
     import importlib
 
-    plot_module = importlib.import_module("d2lite.plot")
+    plot_module = importlib.import_module("d2lite.plotting")
     seen = {}
     monkeypatch.setattr(plot_module, "_display",
                         lambda images, captions, alts: seen.update(captions=captions, alts=alts))
