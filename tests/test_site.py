@@ -593,3 +593,26 @@ def test_figures_are_numbered_per_chapter_in_both_languages(context, server):
     chapter = re.search(r"\d+", page.inner_text("article h1 .section-number")).group(0)
     assert [n.split()[1].rstrip(":") for n in ko] == [
         f"{chapter}.{k}" for k in range(1, len(ko) + 1)], ko
+
+
+def test_figures_are_shown_near_their_drawn_size_with_alt_text(context, server):
+    """Figures are drawn at the column width: the page shows each at ≥ 75 % of its pixels, and
+    every image says in the page's language what it shows."""
+    small, no_alt = {}, {}
+    for docname in [d for d in toc_pages() if is_chapter(d)]:
+        page = open_page(context, server, docname)
+        for mode in ("ko", "en"):
+            choose_mode(page, mode)
+            report = page.eval_on_selector_all(
+                f"article figure.d2l-figure.lang-{mode} img",
+                "els => els.map(e => [e.clientWidth / e.naturalWidth, e.alt])",
+            )
+            scales = [round(r, 2) for r, _ in report if r < 0.75]
+            if scales:
+                small[f"{docname} ({mode})"] = scales
+            alts = [a for _, a in report if not a.strip() or a in ("그림", "figure")]
+            if alts:
+                no_alt[f"{docname} ({mode})"] = len(alts)
+        page.close()
+    assert not small, f"figures shown at under 75 % of their size: {small}"
+    assert not no_alt, f"figures without a describing alt text: {no_alt}"
