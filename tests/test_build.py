@@ -10,17 +10,10 @@ import yaml
 
 from tools.book import chapter_sources
 from tools.notebooks import repository_url
+from tools.notebooks import toc_pages as toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.book
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [c["file"] for c in part.get("chapters", [])]
-    return files
 
 
 def test_every_chapter_is_in_the_toc():

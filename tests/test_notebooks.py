@@ -9,6 +9,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from test_pipeline import HEADER
 
 from tools import notebooks
 
@@ -21,17 +22,7 @@ MYST_LEFT = [
     (re.compile(r"^\([\w\-:.]+\)=\s*$", re.M), "a label"),
     (re.compile(r"^\+\+\+", re.M), "a jupytext cell marker"),
 ]
-SAMPLE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+SAMPLE = HEADER + """
 (chap-sample)=
 # 예시 · Sample
 
