@@ -73,6 +73,33 @@ TITLE_JS = """() => {
   return (h.innerText || clone.textContent).replace(/[#¶]\\s*$/, "").trim();
 }"""
 
+# Headings that the site shows in both languages ("한국어 · English" with no lang-ko/lang-en
+# spans), and references to them in the prose, keep only the chosen language's half; those
+# already split by language are left to the site's language switch.
+SPLIT_HEADINGS_JS = """(lang) => {
+  let changed = 0;
+  const sel = "article h1, article h2, article h3, article h4, article a.reference span.std-ref";
+  for (const h of document.querySelectorAll(sel)) {
+    if (h.querySelector(".lang-ko, .lang-en")) continue;
+    const nodes = Array.from(h.childNodes).filter((n) => !(n.classList &&
+      n.classList.contains("headerlink")));
+    const at = nodes.findIndex((n) => n.nodeType === Node.TEXT_NODE &&
+      n.textContent.includes(" · "));
+    if (at < 0) continue;
+    const node = nodes[at];
+    const i = node.textContent.indexOf(" · ");
+    if (lang === "ko") {
+      node.textContent = node.textContent.slice(0, i);
+      nodes.slice(at + 1).forEach((n) => n.remove());
+    } else {
+      node.textContent = node.textContent.slice(i + 3);
+      nodes.slice(0, at).forEach((n) => n.remove());
+    }
+    changed += 1;
+  }
+  return changed;
+}"""
+
 # Every image loaded (lazy ones too) before printing.
 IMAGES_JS = """async () => {
   const imgs = Array.from(document.images);
@@ -179,6 +206,7 @@ def print_language(browser, base: str, lang: str, pages: list[str]) -> tuple[byt
                 )
             wait_for_math(page)
             page.evaluate(IMAGES_JS)
+            page.evaluate(SPLIT_HEADINGS_JS, lang)
             title = page.evaluate(TITLE_JS)
             pdf = page.pdf(
                 format="A4",
