@@ -47,6 +47,9 @@ var Scorer = {
     Delta: "Δ", Sigma: "Σ", mathbb: "", mathbf: "", mathrm: "", text: "", operatorname: "",
   };
 
+  var OPERATORS = ["times", "cdot", "le", "leq", "ge", "geq", "ne", "neq", "approx", "in", "to",
+    "rightarrow", "leftarrow"];
+
   // A formula's TeX as plain text: no delimiters, backslashes, braces or ^ and _.
   function texToText(tex) {
     return tex
@@ -54,7 +57,8 @@ var Scorer = {
       .replace(/(\\\)|\\\]|\$\$?)\s*$/, "")
       .replace(/\\begin\{[^}]*\}|\\end\{[^}]*\}/g, " ")
       .replace(/\\([A-Za-z]+)/g, function (_, name) {
-        return Object.prototype.hasOwnProperty.call(SYMBOLS, name) ? SYMBOLS[name] : "";
+        if (!Object.prototype.hasOwnProperty.call(SYMBOLS, name)) return "";
+        return OPERATORS.indexOf(name) >= 0 ? " " + SYMBOLS[name] + " " : SYMBOLS[name];
       })
       .replace(/\\[,;:! ]|\\\\|&/g, " ")
       .replace(/\\./g, "")
