@@ -3,6 +3,7 @@
 #   make test   - run every test: unit tests, chapters (nbval), bilingual/export/Colab checks,
 #                 ruff, the website build with warnings as errors and the browser tests
 #   make browser - find or install Chromium and a Korean font for the browser tests
+#   make pdf    - print the built website into one PDF per language (_build/pdf, _build/html/pdf)
 #   make bench  - execute each chapter once and write the timing table (benchmarks/latest.md)
 
 PYTHON ?= python3
@@ -17,7 +18,7 @@ CHROMIUM ?=
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install browser book test test-fast notebooks colab-env export bench lint clean
+.PHONY: install browser book pdf test test-fast notebooks colab-env export bench lint clean
 
 install: $(STAMP)
 
@@ -36,6 +37,12 @@ browser:
 
 book: install
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
+
+# The whole book as a PDF per language, printed by headless Chromium from the built website:
+# _build/pdf/attention-transformers-{ko,en}.pdf, copied to _build/html/pdf/ (the download menu).
+pdf: book
+	D2LITE_CHROMIUM="$$(CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh)" \
+	  $(PY) -m tools.pdf
 
 # Phase 1 executes every chapter once (nbval, which also fills the build's execution cache)
 # beside the unit tests; phase 2 builds the website from that cache and tests it. Without a

@@ -45,34 +45,8 @@ def _on_page_context(app, pagename, templatename, context, doctree) -> None:
     context["header_buttons"] = [b for b in buttons if b.get("label") != LAUNCH_GROUP]
 
 
-def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
-    """sphinx-thebe's inline configuration script ends up on each page twice, and the second copy
-    fails (``Identifier 'THEBE_JS_URL' has already been declared``): keep one of each script."""
-    scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen, kept = set(), []
-    for script in scripts:
-        attributes = getattr(script, "attributes", {}) or {}
-        key = (getattr(script, "filename", str(script)) or None, attributes.get("body"))
-        if key in seen:
-            continue
-        seen.add(key)
-        kept.append(script)
-    scripts[:] = kept
-
-
-def _default_mode(app, pagename, templatename, context, doctree) -> None:
-    # pydata-sphinx-theme's layout writes ``{{ default_mode }}``, which sphinx-book-theme leaves
-    # empty, and then logs "Got invalid theme mode" on every page: follow the system's setting.
-    if not context.get("default_mode"):
-        context["default_mode"] = "auto"
-
-
 def setup(app):
-    app.connect("html-page-context", _default_mode)
-    app.connect("html-page-context", _dedupe_scripts, priority=900)
     # After sphinx-book-theme's add_launch_buttons (priority 501) and before rendering.
     app.connect("html-page-context", _on_page_context, priority=502)
-    app.add_js_file("colab-lang.js", loading_method="defer")
+    # _static/colab-lang.js: Jupyter Book adds every script of _static to each page itself.
     return {"version": "1.1", "parallel_read_safe": True, "parallel_write_safe": True}

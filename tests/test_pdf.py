@@ -1,0 +1,202 @@
+"""The book as one PDF per language (``make pdf``, tools/pdf.py), printed from the built site.
+
+The PDFs are printed once per test run from ``_build/html`` (the ``site`` fixture builds it when
+it is stale), unless both are newer than the site and than what prints them. Checks: every
+page of the toc is in them, in reading order, with a bookmark each; the Korean PDF has Hangul
+text and the Korean chapter titles, the English one has the English titles and no Korean
+heading; every font is embedded; the website links to the copies in ``_build/html/pdf/``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from tools import pdf as book_pdf
+
+ROOT = Path(__file__).resolve().parent.parent
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+PRINTERS = [ROOT / "tools" / "pdf.py", ROOT / "_static" / "print.css"]
+BUDGET_S = 300  # the issue's budget for `make pdf` on 2 cores
+
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
+
+
+def _fresh(paths: list[Path], site: Path) -> bool:
+    if not all(p.is_file() for p in paths):
+        return False
+    newest_input = max(
+        p.stat().st_mtime for p in [site / "index.html", *PRINTERS, *site.glob("book/*.html")]
+    )
+    return min(p.stat().st_mtime for p in paths) >= newest_input
+
+
+@pytest.fixture(scope="session")
+def pdfs(site: Path) -> dict[str, Path]:
+    paths = {lang: book_pdf.OUT / name for lang, name in book_pdf.PDF_NAMES.items()}
+    copies = [site / book_pdf.SITE_PDF_DIR / name for name in book_pdf.PDF_NAMES.values()]
+    if not _fresh([*paths.values(), *copies], site):
+        started = time.time()
+        written = book_pdf.build(site, book_pdf.OUT)
+        took = time.time() - started
+        assert took < BUDGET_S, f"printing the PDFs took {took:.0f} s (budget {BUDGET_S} s)"
+        assert written == paths
+    return paths
+
+
+@pytest.fixture(scope="session")
+def readers(pdfs):
+    from pypdf import PdfReader
+
+    return {lang: PdfReader(str(path)) for lang, path in pdfs.items()}
+
+
+def outline(reader) -> list[tuple[str, int]]:
+    """The top-level bookmarks: (title, 0-based page)."""
+    return [(item.title, reader.get_destination_page_number(item)) for item in reader.outline]
+
+
+def halves(title: str) -> tuple[str, str]:
+    """A bilingual title "한국어 · English" as (Korean, English)."""
+    ko, sep, en = title.partition(" · ")
+    return (ko.strip(), en.strip()) if sep else (title, title)
+
+
+def site_titles(site: Path) -> list[str]:
+    """The toc pages' titles as the site's search index knows them, in reading order."""
+    import json
+
+    text = (site / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    by_doc = dict(zip(index["docnames"], index["titles"]))
+    return [by_doc[d] for d in book_pdf.toc_pages()]
+
+
+def page_text(reader, number: int) -> str:
+    return reader.pages[number].extract_text() or ""
+
+
+def test_every_toc_page_is_printed_in_order_with_a_bookmark(readers):
+    pages = book_pdf.toc_pages()
+    for lang, reader in readers.items():
+        assert len(reader.pages) >= len(pages) + 1, (lang, len(reader.pages))
+        marks = outline(reader)
+        assert len(marks) == len(pages), (lang, marks)
+        starts = [start for _, start in marks]
+        assert starts[0] >= 1, "the title page comes first"
+        assert starts == sorted(starts) and len(set(starts)) == len(starts), (lang, marks)
+
+
+def test_the_korean_pdf_reads_in_korean(readers, site):
+    reader = readers["ko"]
+    marks = outline(reader)
+    for (mark, start), title in zip(marks, site_titles(site)):
+        ko, _ = halves(title)
+        assert HANGUL.search(mark), mark
+        assert ko in mark, (mark, title)
+        text = squeeze(page_text(reader, start))
+        assert squeeze(ko) in text, f"{ko!r} not on page {start + 1}: {text[:200]!r}"
+    sample = "".join(page_text(reader, i) for i in range(marks[2][1], marks[2][1] + 3))
+    assert len(HANGUL.findall(sample)) > 300, sample[:300]
+
+
+def section_titles(site: Path) -> dict[str, list[str]]:
+    """Each page's bilingual section titles ("한국어 · English"), from the search index."""
+    import json
+
+    text = (site / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    out: dict[str, list[str]] = {}
+    for title, places in index["alltitles"].items():
+        if " · " in title and HANGUL.search(title):
+            for file, _anchor in places:
+                out.setdefault(index["docnames"][file], []).append(title)
+    return out
+
+
+def test_the_english_pdf_has_no_korean_headings(readers, site):
+    reader = readers["en"]
+    marks = outline(reader)
+    ends = [start for _, start in marks[1:]] + [len(reader.pages)]
+    sections = section_titles(site)
+    checked = 0
+    for (mark, start), end, docname, title in zip(
+        marks, ends, book_pdf.toc_pages(), site_titles(site)
+    ):
+        ko, en = halves(title)
+        assert not HANGUL.search(mark), mark
+        assert en in mark, (mark, title)
+        if not re.fullmatch(r"book/0[1-9]_\w+", docname):
+            continue
+        # The chapter's first line is its English title; no Korean section title anywhere in it.
+        first = page_text(reader, start)
+        assert not HANGUL.search(first.split("\n")[0]), (docname, first[:200])
+        assert squeeze(en).startswith(squeeze(first.split("\n")[0])), (docname, first[:200])
+        text = squeeze("".join(page_text(reader, i) for i in range(start, end)))
+        code = squeeze(code_of(docname))  # the code cells print in both languages
+        for heading in sections.get(docname, []):
+            ko, en = halves(heading)
+            if squeeze(ko) not in code:
+                assert squeeze(ko) not in text, (docname, heading)
+            assert squeeze(en) in text, (docname, heading)
+            checked += 1
+    assert checked > 20, checked
+
+
+def code_of(docname: str) -> str:
+    """The code cells of a chapter's source."""
+    source = (ROOT / f"{docname}.md").read_text(encoding="utf-8")
+    return "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", source, flags=re.S))
+
+
+def squeeze(text: str) -> str:
+    """Text without white space or ligatures (PDF text extraction spaces Hangul and punctuation
+    freely, and gives "fi" as one glyph)."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+def _fonts(reader) -> dict[str, dict]:
+    fonts = {}
+    for page in reader.pages:
+        resources = page.get("/Resources")
+        font_dict = resources.get_object().get("/Font") if resources else None
+        for ref in (font_dict.get_object().values() if font_dict else []):
+            font = ref.get_object()
+            fonts[f"{font.get('/BaseFont')}#{id(font)}"] = font
+    return fonts
+
+
+def _embedded(font) -> bool:
+    if font.get("/Subtype") == "/Type3":
+        return True  # glyphs drawn by the PDF's own content streams
+    descriptor = font.get("/FontDescriptor")
+    if descriptor is None and "/DescendantFonts" in font:
+        descriptor = font["/DescendantFonts"][0].get_object().get("/FontDescriptor")
+    descriptor = descriptor.get_object() if descriptor is not None else {}
+    return any(k in descriptor for k in ("/FontFile", "/FontFile2", "/FontFile3"))
+
+
+def test_every_font_is_embedded_and_a_hangul_font_is_used(readers):
+    for lang, reader in readers.items():
+        fonts = _fonts(reader)
+        assert fonts, lang
+        missing = [name for name, font in fonts.items() if not _embedded(font)]
+        assert not missing, f"{lang}: fonts not embedded: {missing}"
+    korean = [n for n in _fonts(readers["ko"]) if re.search(r"Nanum|CJK|KR|Gothic|Batang", n)]
+    assert korean, sorted(_fonts(readers["ko"]))
+
+
+def test_the_site_links_to_its_copies_of_the_pdfs(pdfs, site):
+    for path in pdfs.values():
+        copy = site / book_pdf.SITE_PDF_DIR / path.name
+        assert copy.read_bytes() == path.read_bytes(), copy
+    html = (site / "book" / "01_rnn.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="([^"]*attention-transformers-(?:ko|en)\.pdf)"', html)
+    assert len(links) == 2, links
+    for link in links:
+        assert (site / "book" / link).resolve().is_file(), link
+    assert "window.print()" not in html
