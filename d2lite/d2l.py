@@ -1299,8 +1299,9 @@ MTFraEng.__d2l_diff__ = {
 #: that no such name lacks its Korean note.
 BOOK_DIFFS_KO: dict[str, str] = {
     "AttentionDecoder": "마지막 순전파의 어텐션 가중치를 보관합니다. predict_seq2seq는 "
-                        "source_attention_weights(배치, 스텝, 원문 위치, 행의 합 1)를 읽고, d2l처럼 "
-                        "스텝마다 (배치, 1, 원문 위치) 텐서를 담은 리스트도 받습니다.",
+                        "source_attention_weights(배치, 스텝, 원문 위치, 행의 합 1)를 "
+                        "읽고, d2l처럼 스텝마다 (배치, 1, 원문 위치) 텐서를 담은 "
+                        "리스트도 받습니다.",
     "AddNorm": "d2l과 달리 X와 Y의 모양이 다르면 브로드캐스팅하지 않고 ValueError를 냅니다.",
     "AdditiveAttention": "query_size와 key_size를 주면 보통의 Linear로 만들고, 빼면 d2l처럼 "
                          "첫 호출 때 입력 크기를 정합니다(nn.LazyLinear).",
