@@ -10,7 +10,6 @@ heading; every font is embedded; the website links to the copies in ``_build/htm
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from tools import pdf as book_pdf
 ROOT = Path(__file__).resolve().parent.parent
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 PRINTERS = [ROOT / "tools" / "pdf.py", ROOT / "_static" / "print.css"]
-BUDGET_S = 300  # the budget for `make pdf` on 2 cores
 
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
 
@@ -40,10 +38,8 @@ def pdfs(site: Path) -> dict[str, Path]:
     paths = {lang: book_pdf.OUT / name for lang, name in book_pdf.PDF_NAMES.items()}
     copies = [site / book_pdf.SITE_PDF_DIR / name for name in book_pdf.PDF_NAMES.values()]
     if not _fresh([*paths.values(), *copies], site):
-        started = time.time()
+        # how long printing takes is the benchmark's business, not a test's
         written = book_pdf.build(site, book_pdf.OUT)
-        took = time.time() - started
-        assert took < BUDGET_S, f"printing the PDFs took {took:.0f} s (budget {BUDGET_S} s)"
         assert written == paths
     return paths
 
