@@ -7,7 +7,8 @@
 // loads before or after it.
 var Scorer = {
   score: function (result) {
-    var title = String(result[1] || "").toLowerCase();
+    // titles carry per-language spans (_ext/bilingual.py): score their text, not the markup
+    var title = String(result[1] || "").replace(/<[^>]*>/g, "").toLowerCase();
     var anchor = result[2];
     var score = result[4];
     var query = (new URLSearchParams(window.location.search).get("q") || "").trim().toLowerCase();

@@ -11,111 +11,22 @@ chapter in each language mode land in ``_build/screenshots/``.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import re
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
 import pytest
 import yaml
 
-from conftest import build_command
+from conftest import CHROMIUM_FLAGS, build_command, is_outside  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
 LANG_KEY = "d2lite-book-lang"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Nothing outside the site: every other host name fails to resolve, at no cost per request.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
 
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
-
-
-# -- serving the site -------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def built_site(site: Path) -> Path:
-    """``_build/html``, built once per run by the ``site`` fixture of tests/conftest.py."""
-    return site
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-        pass
-
-
-@pytest.fixture(scope="session")
-def server(built_site: Path) -> Iterator[str]:
-    """The built site served on a free port of 127.0.0.1; yields its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def chromium_path() -> str:
-    path = os.environ.get("D2LITE_CHROMIUM", "/usr/bin/chromium")
-    if not os.access(path, os.X_OK):
-        pytest.fail(
-            f"no Chromium at {path}: run `make browser` (installs Debian's chromium as root), "
-            "or point D2LITE_CHROMIUM at a Chromium/Chrome executable"
-        )
-    return path
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Chromium from the system; Playwright gives each launch a fresh profile dir."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def is_outside(url: str) -> bool:
-    """Whether a request leaves the site served on 127.0.0.1 (inline data never does)."""
-    return not url.startswith(("data:", "blob:")) and urlparse(url).hostname != "127.0.0.1"
-
-
-@pytest.fixture
-def context(browser):
-    """A fresh browser context (empty localStorage) that records requests leaving 127.0.0.1."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    ctx.outside_requests = []
-
-    def record(request):
-        if is_outside(request.url):
-            ctx.outside_requests.append(request.url)
-
-    ctx.on("request", record)
-    ctx.set_default_timeout(30_000)
-    yield ctx
-    ctx.close()
 
 
 # -- the pages --------------------------------------------------------------------------------

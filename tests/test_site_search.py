@@ -14,14 +14,7 @@ import re
 from urllib.parse import quote, urlparse
 
 import pytest
-import test_site
 from test_site import open_page, sample_chapter, search, toc_pages, wait_for_math
-
-# The browser fixtures of tests/test_site.py, shared (session scope: one server, one browser).
-built_site = test_site.built_site
-server = test_site.server
-browser = test_site.browser
-context = test_site.context
 
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
 
