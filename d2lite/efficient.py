@@ -215,10 +215,65 @@ class RMSNorm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
+class TinyDecoderLM(nn.Module):
+    """A decoder-only language model: pre-norm blocks of grouped-query attention with rotary
+    positions and a GELU FFN, RMSNorm throughout. generate() decodes greedily, with or without
+    one KVCache per block."""
+
+    def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int, num_kv_heads: int,
+                 num_blks: int, max_len: int = 1024) -> None:  # fmt: skip
+        super().__init__()
+        if not isinstance(num_blks, int) or num_blks <= 0:
+            raise ValueError(f"num_blks must be a positive int, got {num_blks!r}")
+        self.embedding = nn.Embedding(vocab_size, num_hiddens)
+        rotary = RotaryEmbedding(num_hiddens // num_heads, max_len)
+        self.blks = nn.ModuleList()
+        for _ in range(num_blks):
+            self.blks.append(nn.ModuleDict({
+                "norm1": RMSNorm(num_hiddens),
+                "attn": GroupedQueryAttention(num_hiddens, num_heads, num_kv_heads,
+                                              rotary=rotary),
+                "norm2": RMSNorm(num_hiddens),
+                "ffn": nn.Sequential(nn.Linear(num_hiddens, 4 * num_hiddens), nn.GELU(),
+                                     nn.Linear(4 * num_hiddens, num_hiddens)),
+            }))
+        self.norm = RMSNorm(num_hiddens)
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def forward(self, tokens: Tensor, caches: list[KVCache] | None = None) -> Tensor:
+        """tokens (batch, steps) -> logits (batch, steps, vocab); caches grow by steps."""
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must be (batch, steps), got {tuple(tokens.shape)}")
+        if caches is not None and len(caches) != len(self.blks):
+            raise ValueError(f"need one cache per block ({len(self.blks)}), got {len(caches)}")
+        X = self.embedding(tokens)
+        for i, blk in enumerate(self.blks):
+            H = blk["norm1"](X)
+            X = X + blk["attn"](H, H, H, causal=True,
+                                cache=None if caches is None else caches[i])
+            X = X + blk["ffn"](blk["norm2"](X))
+        return self.dense(self.norm(X))
+
+    @torch.no_grad()
+    def generate(self, prompt: Tensor, steps: int, use_cache: bool = True) -> Tensor:
+        """Greedy decoding: prompt (batch, p) -> (batch, p + steps)."""
+        tokens = prompt
+        caches = [KVCache() for _ in self.blks] if use_cache else None
+        new = prompt
+        for _ in range(steps):
+            # With a cache only the newest tokens go in; without one the whole prefix is redone.
+            logits = self(new, caches) if use_cache else self(tokens)
+            nxt = logits[:, -1].argmax(-1, keepdim=True)
+            tokens = torch.cat([tokens, nxt], dim=1)
+            new = nxt
+        return tokens
+
+
 __all__ = [
     "GroupedQueryAttention",
     "KVCache",
     "RMSNorm",
     "RotaryEmbedding",
+    "TinyDecoderLM",
     "tiled_attention",
 ]

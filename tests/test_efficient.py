@@ -104,3 +104,17 @@ def test_rmsnorm():
         d2l.RMSNorm(16)(torch.randn(3, 8))
     with pytest.raises(ValueError):
         d2l.RMSNorm(0)
+
+
+def test_tiny_decoder_lm_generates_the_same_tokens_with_and_without_cache():
+    torch.manual_seed(0)
+    lm = d2l.TinyDecoderLM(20, 32, 4, 2, 2, max_len=64).eval()
+    prompt = torch.randint(0, 20, (2, 5))
+    a = lm.generate(prompt, 12, use_cache=True)
+    b = lm.generate(prompt, 12, use_cache=False)
+    assert a.shape == (2, 17) and torch.equal(a, b)
+    assert lm(prompt).shape == (2, 5, 20)
+    with pytest.raises(ValueError, match="one cache per block"):
+        lm(prompt, [d2l.KVCache()])
+    with pytest.raises(ValueError, match="tokens"):
+        lm(torch.zeros(5, dtype=torch.long))
