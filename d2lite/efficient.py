@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+import d2lite as d2l
+
 
 def tiled_attention(
     q: Tensor, k: Tensor, v: Tensor, block_size: int = 64, causal: bool = False
@@ -217,16 +219,19 @@ class RMSNorm(nn.Module):
 
 class TinyDecoderLM(nn.Module):
     """A decoder-only language model: pre-norm blocks of grouped-query attention with rotary
-    positions and a GELU FFN, RMSNorm throughout. generate() decodes greedily, with or without
+    positions (or, with sinusoidal=True, the sinusoidal encoding of chapter 7 added to the
+    embeddings) and a GELU FFN, RMSNorm throughout. generate() decodes greedily, with or without
     one KVCache per block."""
 
     def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int, num_kv_heads: int,
-                 num_blks: int, max_len: int = 1024) -> None:  # fmt: skip
+                 num_blks: int, max_len: int = 1024, sinusoidal: bool = False) -> None:  # fmt: skip
         super().__init__()
         if not isinstance(num_blks, int) or num_blks <= 0:
             raise ValueError(f"num_blks must be a positive int, got {num_blks!r}")
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        rotary = RotaryEmbedding(num_hiddens // num_heads, max_len)
+        rotary = None if sinusoidal else RotaryEmbedding(num_hiddens // num_heads, max_len)
+        self.pos_encoding = (d2l.PositionalEncoding(num_hiddens, max_len=max_len)
+                             if sinusoidal else None)
         self.blks = nn.ModuleList()
         for _ in range(num_blks):
             self.blks.append(nn.ModuleDict({
@@ -247,6 +252,11 @@ class TinyDecoderLM(nn.Module):
         if caches is not None and len(caches) != len(self.blks):
             raise ValueError(f"need one cache per block ({len(self.blks)}), got {len(caches)}")
         X = self.embedding(tokens)
+        if self.pos_encoding is not None:
+            start = 0 if caches is None else len(caches[0])
+            if start + X.shape[1] > self.pos_encoding.P.shape[1]:
+                raise ValueError(f"positions beyond max_len={self.pos_encoding.P.shape[1]}")
+            X = X + self.pos_encoding.P[:, start : start + X.shape[1]].to(X.dtype)
         for i, blk in enumerate(self.blks):
             H = blk["norm1"](X)
             X = X + blk["attn"](H, H, H, causal=True,

@@ -118,3 +118,12 @@ def test_tiny_decoder_lm_generates_the_same_tokens_with_and_without_cache():
         lm(prompt, [d2l.KVCache()])
     with pytest.raises(ValueError, match="tokens"):
         lm(torch.zeros(5, dtype=torch.long))
+
+
+def test_tiny_decoder_lm_sinusoidal_cache_matches_full_pass():
+    torch.manual_seed(0)
+    lm = d2l.TinyDecoderLM(20, 32, 4, 4, 2, max_len=16, sinusoidal=True).eval()
+    prompt = torch.randint(0, 20, (1, 3))
+    assert torch.equal(lm.generate(prompt, 6, True), lm.generate(prompt, 6, False))
+    with pytest.raises(ValueError, match="max_len"):
+        lm(torch.zeros(1, 17, dtype=torch.long))
