@@ -26,3 +26,4 @@ from .multihead import *
 from .positional import *
 from .transformer import *
 from .vit import *
+from .efficient import *

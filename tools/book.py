@@ -117,7 +117,11 @@ def numbers_of(text: str) -> list[str]:
 
 
 # Directives that generate their content (no prose to translate) may sit in a shared cell.
-SHARED_DIRECTIVES = ("bibliography", "glossary-table")
+SHARED_DIRECTIVES = (
+    "bibliography", "glossary-table",
+    # the gates of sphinx-exercise: exercise/solution start and end hold no prose themselves
+    "exercise-start", "exercise-end", "solution-start", "solution-end",
+)
 SHARED_BLOCK = re.compile(
     r"^(`{3,}|:{3,})\{(?:" + "|".join(SHARED_DIRECTIVES) + r")\}[^\n]*\n.*?^\1[ \t]*$",
     re.S | re.M,

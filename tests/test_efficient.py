@@ -1,0 +1,129 @@
+"""Chapter 10: tiled attention, KV cache, grouped-query attention, rotary embeddings, RMSNorm."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import d2lite as d2l
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n,m,block", [(37, 37, 8), (10, 10, 3), (5, 5, 64), (7, 7, 1)])
+def test_tiled_attention_matches_pytorch(causal, n, m, block):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, n, 8), torch.randn(2, 3, m, 8), torch.randn(2, 3, m, 5)
+    ours = d2l.tiled_attention(q, k, v, block_size=block, causal=causal)
+    assert ours.shape == (2, 3, n, 5)
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert (ours - ref).abs().max() <= 1e-5
+
+
+def test_tiled_attention_rejects_bad_input():
+    q = torch.randn(1, 4, 8)
+    with pytest.raises(ValueError, match="block_size"):
+        d2l.tiled_attention(q, q, q, block_size=0)
+    with pytest.raises(ValueError, match="need q"):
+        d2l.tiled_attention(q, torch.randn(1, 4, 7), q)
+    with pytest.raises(ValueError, match="dimensions"):
+        d2l.tiled_attention(q, q[0], q)
+
+
+def test_gqa_equals_multihead_attention_with_copied_weights():
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 32)
+    mha = d2l.MultiHeadAttention(32, 4)
+    mha(x, x, x)
+    gqa = d2l.GroupedQueryAttention(32, 4, 4)
+    gqa.load_state_dict(mha.state_dict())
+    assert (gqa(x, x, x) - mha(x, x, x)).abs().max() <= 1e-6
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2, 1])
+def test_cached_decoding_equals_full_causal_attention(kv_heads):
+    torch.manual_seed(0)
+    attn = d2l.GroupedQueryAttention(32, 4, kv_heads, rotary=d2l.RotaryEmbedding(8, max_len=16))
+    x = torch.randn(2, 9, 32)
+    full = attn(x, x, x, causal=True)
+    cache = d2l.KVCache()
+    first = attn(x[:, :4], x[:, :4], x[:, :4], causal=True, cache=cache)  # a prompt, then tokens
+    rest = [attn(x[:, t : t + 1], x[:, t : t + 1], x[:, t : t + 1], causal=True, cache=cache)
+            for t in range(4, 9)]
+    assert (torch.cat([first, *rest], 1) - full).abs().max() <= 1e-5
+    assert len(cache) == 9
+    assert cache.num_bytes() == 2 * 2 * kv_heads * 9 * 8 * 4
+
+
+def test_gqa_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="num_kv_heads"):
+        d2l.GroupedQueryAttention(32, 4, 3)
+    with pytest.raises(ValueError, match="num_heads"):
+        d2l.GroupedQueryAttention(30, 4, 2)
+    with pytest.raises(ValueError, match="positive"):
+        d2l.GroupedQueryAttention(32, 4, 0)
+    with pytest.raises(ValueError, match="features"):
+        d2l.GroupedQueryAttention(32, 4, 2)(torch.randn(1, 2, 16), torch.randn(1, 2, 16),
+                                            torch.randn(1, 2, 16))
+
+
+def test_kv_cache_rejects_mismatch():
+    cache = d2l.KVCache()
+    cache.append(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4))
+    with pytest.raises(ValueError, match="do not fit"):
+        cache.append(torch.randn(1, 3, 1, 4), torch.randn(1, 3, 1, 4))
+    with pytest.raises(ValueError, match="disagree"):
+        cache.append(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 2, 4))
+
+
+def test_rotary_scores_depend_only_on_offset_and_keep_norm():
+    torch.manual_seed(0)
+    rope = d2l.RotaryEmbedding(8, max_len=20)
+    a, b = torch.randn(8), torch.randn(8)
+    qa, kb = rope(a.expand(1, 20, 8))[0], rope(b.expand(1, 20, 8))[0]
+    s = [float(qa[m] @ kb[n]) for m, n in ((5, 2), (10, 7), (19, 16))]
+    assert max(s) - min(s) <= 1e-4
+    assert abs(float(qa[0] @ kb[3]) - s[0]) > 1e-3  # m - n = -3 differs from +3 in general
+    assert torch.allclose(qa.norm(dim=-1), a.norm().expand(20), atol=1e-5)
+    assert torch.allclose(rope(a.expand(1, 2, 8), offset=7)[0, 1], qa[8], atol=1e-6)
+
+
+def test_rotary_rejects_bad_input():
+    with pytest.raises(ValueError, match="even"):
+        d2l.RotaryEmbedding(7)
+    rope = d2l.RotaryEmbedding(8, max_len=4)
+    with pytest.raises(ValueError, match="max_len"):
+        rope(torch.randn(1, 3, 8), offset=2)
+    with pytest.raises(ValueError, match="expected"):
+        rope(torch.randn(1, 3, 6))
+
+
+def test_rmsnorm():
+    x = torch.randn(3, 16)
+    y = d2l.RMSNorm(16)(x)
+    assert torch.allclose(y.pow(2).mean(-1), torch.ones(3), atol=1e-4)
+    with pytest.raises(ValueError):
+        d2l.RMSNorm(16)(torch.randn(3, 8))
+    with pytest.raises(ValueError):
+        d2l.RMSNorm(0)
+
+
+def test_tiny_decoder_lm_generates_the_same_tokens_with_and_without_cache():
+    torch.manual_seed(0)
+    lm = d2l.TinyDecoderLM(20, 32, 4, 2, 2, max_len=64).eval()
+    prompt = torch.randint(0, 20, (2, 5))
+    a = lm.generate(prompt, 12, use_cache=True)
+    b = lm.generate(prompt, 12, use_cache=False)
+    assert a.shape == (2, 17) and torch.equal(a, b)
+    assert lm(prompt).shape == (2, 5, 20)
+    with pytest.raises(ValueError, match="one cache per block"):
+        lm(prompt, [d2l.KVCache()])
+    with pytest.raises(ValueError, match="tokens"):
+        lm(torch.zeros(5, dtype=torch.long))
+
+
+def test_tiny_decoder_lm_sinusoidal_cache_matches_full_pass():
+    torch.manual_seed(0)
+    lm = d2l.TinyDecoderLM(20, 32, 4, 4, 2, max_len=16, sinusoidal=True).eval()
+    prompt = torch.randint(0, 20, (1, 3))
+    assert torch.equal(lm.generate(prompt, 6, True), lm.generate(prompt, 6, False))
+    with pytest.raises(ValueError, match="max_len"):
+        lm(torch.zeros(1, 17, dtype=torch.long))
