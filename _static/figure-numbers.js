@@ -1,4 +1,4 @@
-// Figure numbers: the figures that chapters draw (d2l.bilingual) come as one <figure> per language,
+// Figure and equation numbers. The figures that chapters draw (d2l.bilingual) come as one <figure> per language,
 // in the same order in both languages, so the k-th Korean and the k-th English figure of chapter c
 // are both "c.k": 그림 c.k in Korean, Figure c.k in English. The chapter number is the one Sphinx
 // put in front of the page's title.
@@ -24,6 +24,17 @@
         tag.textContent = WORD[lang] + " " + label + (caption.textContent.trim() ? ": " : "");
         caption.insertBefore(tag, caption.firstChild);
         figures[k].id = figures[k].id || "fig-" + lang + "-" + label.replace(".", "-");
+      }
+      // Display equations: each is written once per language (the checker keeps the pairs'
+      // math equal), so each language counts its own copies: (c.k) in both.
+      var equations = document.querySelectorAll("article .lang-" + lang + " div.math");
+      for (var j = 0; j < equations.length; j++) {
+        var before = equations[j].previousElementSibling;
+        if (before && before.classList.contains("equation-number")) continue;
+        var number = document.createElement("span");
+        number.className = "equation-number";
+        number.textContent = "(" + (chapter ? chapter + "." : "") + (j + 1) + ")";
+        equations[j].parentNode.insertBefore(number, equations[j]);
       }
     });
   }

@@ -493,7 +493,7 @@ def test_korean_prose_breaks_between_words(context, server):
     assert weights and len(set(weights)) == 1, weights
 
 
-def test_figures_are_numbered_per_chapter_in_both_languages(context, server):
+def test_figures_and_equations_are_numbered_per_chapter_in_both_languages(context, server):
     page = open_page(context, server, sample_chapter(later=True))
     numbers = page.eval_on_selector_all(
         "article figure.d2l-figure .figure-number", "els => els.map(e => e.textContent)"
@@ -504,6 +504,13 @@ def test_figures_are_numbered_per_chapter_in_both_languages(context, server):
     chapter = re.search(r"\d+", page.inner_text("article h1 .section-number")).group(0)
     assert [n.split()[1].rstrip(":") for n in ko] == [
         f"{chapter}.{k}" for k in range(1, len(ko) + 1)], ko
+    equations = {
+        lang: page.eval_on_selector_all(
+            f"article .lang-{lang} .equation-number", "els => els.map(e => e.textContent)")
+        for lang in ("ko", "en")
+    }
+    assert equations["ko"] and equations["ko"] == equations["en"], equations
+    assert equations["ko"][0] == f"({chapter}.1)", equations["ko"][:3]
 
 
 def test_figures_are_shown_near_their_drawn_size_with_alt_text(context, server):
