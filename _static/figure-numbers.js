@@ -5,6 +5,7 @@
 (function () {
   "use strict";
   var WORD = { ko: "그림", en: "Figure" };
+  var TABLE = { ko: "표", en: "Table" };
 
   function number() {
     var mark = document.querySelector("article h1 .section-number");
@@ -35,6 +36,25 @@
         number.className = "equation-number";
         number.textContent = "(" + (chapter ? chapter + "." : "") + (j + 1) + ")";
         equations[j].parentNode.insertBefore(number, equations[j]);
+      }
+      // Tables of a chapter: those of this language's prose and those shared by both (code
+      // output), numbered in order: 표 c.k / Table c.k, as a caption line above the table.
+      if (!chapter) return;
+      var tables = Array.prototype.filter.call(
+        document.querySelectorAll("article table"),
+        function (t) {
+          var box = t.closest(".lang-ko, .lang-en");
+          return !box || box.classList.contains("lang-" + lang);
+        }
+      );
+      for (var t = 0; t < tables.length; t++) {
+        var shared = !tables[t].closest(".lang-ko, .lang-en");
+        var anchor = tables[t].closest(".pst-scrollable-table-container") || tables[t];
+        var tag = document.createElement("p");
+        tag.className = "table-number" + (shared ? " lang-" + lang : "");
+        tag.setAttribute("lang", lang);
+        tag.textContent = TABLE[lang] + " " + chapter + "." + (t + 1);
+        anchor.parentNode.insertBefore(tag, anchor);
       }
     });
   }

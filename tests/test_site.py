@@ -534,3 +534,17 @@ def test_figures_are_shown_near_their_drawn_size_with_alt_text(context, server):
         page.close()
     assert not small, f"figures shown at under 75 % of their size: {small}"
     assert not no_alt, f"figures without a describing alt text: {no_alt}"
+
+
+def test_tables_are_numbered_in_each_language(context, server):
+    """Chapter 3's two prose tables (one per language pair) are 표 3.1 and Table 3.1."""
+    chapters = [d for d in toc_pages() if is_chapter(d) and "attention_pooling" in d]
+    page = open_page(context, server, chapters[0])
+    for mode, word in (("ko", "표"), ("en", "Table")):
+        choose_mode(page, mode)
+        shown = page.eval_on_selector_all(
+            "article .table-number", "els => els.filter(e => e.offsetParent !== null)"
+            ".map(e => e.textContent)")
+        chapter = re.search(r"\d+", page.inner_text("article h1 .section-number")).group(0)
+        assert shown and shown == [f"{word} {chapter}.{k}" for k in range(1, len(shown) + 1)], (
+            mode, shown)
