@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -64,6 +65,9 @@ def site() -> Path:
         if (built_this_run and (SITE / "index.html").is_file()) or site_is_fresh():
             return SITE
         started = time.time()
+        # Sphinx 7.4 does not overwrite a static file that changed since the last build (it keeps
+        # the old copy), so the site's _static is copied anew on every rebuild.
+        shutil.rmtree(SITE / "_static", ignore_errors=True)
         env = dict(os.environ, D2LITE_STRICT_FONTS="1")
         env.pop("MPLBACKEND", None)  # kernels keep the inline backend, so figures show
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
