@@ -6,9 +6,11 @@ by `python -m tools.export`; edit the chapter, not this file.
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
+import contextlib
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from d2lite import checks
@@ -28,29 +30,87 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
     # (batch,): one length per example; (batch, queries): one per query.
     lens = valid_lens.reshape(batch, -1, 1)
     keep = torch.arange(keys, device=X.device) < lens  # (batch, 1 or queries, keys)
-    # A very negative finite score (not -inf) keeps an all-masked row free of NaN ...
-    X = X.masked_fill(~keep, torch.finfo(X.dtype).min)
-    # ... and zeroing afterwards makes masked weights exactly 0, even in such a row.
-    return torch.softmax(X, dim=-1).masked_fill(~keep, 0.0)
+    # One pass over the scores: a hidden score becomes the most negative float. Its exp is
+    # exactly 0 in every row that keeps a key, and the row stays free of NaN (unlike -inf).
+    weights = torch.softmax(X.masked_fill(~keep, torch.finfo(X.dtype).min), dim=-1)
+    # A row that keeps no key (valid length 0) came out uniform: make it zero, only if one exists.
+    empty = lens == 0
+    return weights.masked_fill(empty, 0.0) if bool(empty.any()) else weights
 
 
 class DotProductAttention(nn.Module):
-    """Scaled dot-product attention softmax(Q K^T / sqrt(d)) V with padding masks."""
+    """Scaled dot-product attention softmax(Q K^T / sqrt(d)) V with padding masks.
+
+    The weights of the last call stay in attention_weights. With need_weights=False (as an
+    argument, or the attribute that fast_attention sets) the fused kernel of
+    fused_attention computes the same output and keeps no weights (attention_weights is None).
+    """
 
     def __init__(self, dropout: float = 0.0) -> None:
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         self.attention_weights: Tensor | None = None
+        self.need_weights = True
 
     def forward(
-        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None
+        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
+        *, need_weights: bool | None = None,
     ) -> Tensor:
         """queries (batch, n, d), keys (batch, m, d), values (batch, m, v) -> (batch, n, v)."""
         checks.check_qkv(queries, keys, values, same_size=True)
+        if not (self.need_weights if need_weights is None else need_weights):
+            self.attention_weights = None  # the fast path of the section on fused kernels
+            p = self.dropout.p if self.training else 0.0
+            return fused_attention(queries[:, None], keys[:, None], values[:, None],
+                                   valid_lens, p)[:, 0]  # fmt: skip
         d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (batch, n, m)
+        # Scaling the n queries costs n * d operations; scaling the scores would cost n * m.
+        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))  # (batch, n, m)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+def fused_attention(
+    queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
+    dropout: float = 0.0,
+) -> Tensor:
+    """softmax(Q K^T / sqrt(d)) V by PyTorch's fused kernel, which never stores the weights.
+
+    queries (batch, heads, n, d), keys (batch, heads, m, d), values (batch, heads, m, v)
+    -> (batch, heads, n, v); valid_lens: None, (batch,) or (batch, n), as in masked_softmax.
+    A query of valid length 0 gets the output 0, as its all-zero weights would give.
+    """
+    checks.check_qkv(queries, keys, values, same_size=True, heads=True)
+    batch, _, n, _ = queries.shape
+    m = keys.shape[-2]
+    valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
+    if valid_lens is None:
+        return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
+    lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)  # (batch, 1, 1 or n, 1)
+    empty = lens == 0
+    has_empty = bool(empty.any())
+    if has_empty:  # the kernel would give NaN: show such a query every key, zero it below
+        lens = lens.masked_fill(empty, m)
+    keep = torch.arange(m, device=queries.device) < lens  # (batch, 1, 1 or n, m)
+    out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=keep, dropout_p=dropout)
+    return out.masked_fill(empty, 0.0) if has_empty else out
+
+
+@contextlib.contextmanager
+def fast_attention(model: nn.Module):
+    """Inside the block, every attention layer of model (each module with a need_weights
+    attribute) takes the fused fast path and keeps no weights; leaving restores them."""
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"fast_attention expects an nn.Module, got {type(model).__name__}")
+    layers = [module for module in model.modules() if hasattr(module, "need_weights")]
+    saved = [module.need_weights for module in layers]
+    for module in layers:
+        module.need_weights = False
+    try:
+        yield model
+    finally:
+        for module, flag in zip(layers, saved):
+            module.need_weights = flag
 
 
 class AdditiveAttention(nn.Module):
@@ -98,5 +158,7 @@ class AdditiveAttention(nn.Module):
 __all__ = [
     "AdditiveAttention",
     "DotProductAttention",
+    "fast_attention",
+    "fused_attention",
     "masked_softmax",
 ]

@@ -165,20 +165,23 @@ def check_valid_lens(
     return valid_lens
 
 
-def check_qkv(queries: object, keys: object, values: object, same_size: bool = False) -> None:
-    """(batch, n, d_q), (batch, m, d_k), (batch, m, d_v) float tensors that fit together;
-    ``same_size`` demands d_q == d_k (dot products)."""
-    for name, x, layout in (("queries", queries, "(batch, n, d_q)"),
-                            ("keys", keys, "(batch, m, d_k)"),
-                            ("values", values, "(batch, m, d_v)")):  # fmt: skip
-        _check_float(x, name, 3, layout)
+def check_qkv(
+    queries: object, keys: object, values: object, same_size: bool = False, heads: bool = False
+) -> None:
+    """(batch, n, d_q), (batch, m, d_k), (batch, m, d_v) float tensors that fit together, or with
+    ``heads`` (batch, heads, n, d_q) and so on; ``same_size`` demands d_q == d_k (dot products)."""
+    lead = "batch, heads" if heads else "batch"
+    for name, x, rows, size in (("queries", queries, "n", "d_q"), ("keys", keys, "m", "d_k"),
+                                ("values", values, "m", "d_v")):  # fmt: skip
+        _check_float(x, name, 4 if heads else 3, f"({lead}, {rows}, {size})")
     q, k, v = (tuple(x.shape) for x in (queries, keys, values))
-    if not q[0] == k[0] == v[0]:
-        raise ValueError(f"queries, keys and values need one batch size, got {q}, {k}, {v}")
-    if k[1] != v[1]:
+    if not q[:-2] == k[:-2] == v[:-2]:
+        what = "batch size and number of heads" if heads else "batch size"
+        raise ValueError(f"queries, keys and values need one {what}, got {q}, {k}, {v}")
+    if k[-2] != v[-2]:
         raise ValueError(f"values must have one row per key: keys {k}, got values {v}")
-    if same_size and q[2] != k[2]:
-        raise ValueError(f"keys must have the queries' feature size {q[2]}, got keys {k}")
+    if same_size and q[-1] != k[-1]:
+        raise ValueError(f"keys must have the queries' feature size {q[-1]}, got keys {k}")
 
 
 def check_in_features(layer: nn.Module, x: Tensor, name: str) -> None:

@@ -70,9 +70,11 @@ class MultiHeadAttention(nn.Module):
 
         self.W_q, self.W_k, self.W_v = project(query_size), project(key_size), project(value_size)
         self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+        self.need_weights = True  # False: the fused fast path of chapter 4 (d2l.fast_attention)
 
     def forward(
-        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None
+        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
+        *, need_weights: bool | None = None,
     ) -> Tensor:
         """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, d_v) -> (batch, n, p_o).
 
@@ -84,6 +86,8 @@ class MultiHeadAttention(nn.Module):
         checks.check_in_features(self.W_v, values, "values")
         (batch, n), m = queries.shape[:2], keys.shape[1]
         valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
+        if not (self.need_weights if need_weights is None else need_weights):
+            return self._fast_forward(queries, keys, values, valid_lens)
         if valid_lens is not None:
             # Head j of example b sits at row b * num_heads + j: repeat each length per head.
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
@@ -92,6 +96,19 @@ class MultiHeadAttention(nn.Module):
         v = transpose_qkv(self.W_v(values), self.num_heads)  # (batch * heads, m, p)
         output = self.attention(q, k, v, valid_lens)  # (batch * heads, n, p)
         return self.W_o(transpose_output(output, self.num_heads))
+
+    def _fast_forward(self, queries, keys, values, valid_lens) -> Tensor:
+        """The same result with no weights kept: heads as views (batch, heads, steps, p), the
+        lengths broadcast over heads instead of repeated, and the fused kernel."""
+        self.attention.attention_weights = None
+
+        def heads(X: Tensor) -> Tensor:  # (batch, steps, heads * p) -> (batch, heads, steps, p)
+            return X.unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
+
+        p = self.attention.dropout.p if self.training else 0.0
+        output = d2l.fused_attention(heads(self.W_q(queries)), heads(self.W_k(keys)),
+                                     heads(self.W_v(values)), valid_lens, p)  # fmt: skip
+        return self.W_o(output.transpose(1, 2).flatten(2))  # (batch, n, p_o)
 
 
 __all__ = [

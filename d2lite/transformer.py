@@ -59,8 +59,11 @@ class AddNorm(nn.Module):
         return self.ln(self.dropout(Y) + X)
 
 
-def _heads_first(weights: Tensor, num_heads: int) -> Tensor:
+def _heads_first(weights: Tensor | None, num_heads: int) -> Tensor:
     """(batch * heads, queries, keys) -> (batch, heads, queries, keys)."""
+    if weights is None:
+        raise RuntimeError("no attention weights were kept: the last call ran on the fast path "
+                           "(d2l.fast_attention or need_weights=False); call the model outside it")
     return weights.reshape(-1, num_heads, *weights.shape[1:])
 
 

@@ -95,6 +95,22 @@ BAD = [
     ),
     # -- chapter 4: masked softmax and scoring functions
     (
+        "fused_attention",
+        lambda: d2l.fused_attention(*(torch.randn(2, 3, 4) for _ in range(3))),
+        r"queries must have shape \(batch, heads, n, d_q\), got shape \(2, 3, 4\)",
+    ),
+    (
+        "fused_attention",
+        lambda: d2l.fused_attention(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 5, 4),
+                                    torch.randn(1, 2, 4, 4)),  # fmt: skip
+        r"values must have one row per key",
+    ),
+    (
+        "fast_attention",
+        lambda: d2l.fast_attention([1, 2]).__enter__(),
+        r"fast_attention expects an nn.Module, got list",
+    ),
+    (
         "masked_softmax",
         lambda: d2l.masked_softmax(torch.randn(2, 3, 4), torch.tensor([5, 1])),
         r"valid_lens must lie in \[0, 4\] for 4 keys, got \[5, 1\]",

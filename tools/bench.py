@@ -1,8 +1,11 @@
 """Benchmark: execute each chapter once and record wall time, peak memory and device.
 
 ``python -m tools.bench`` (or ``make bench``) writes ``benchmarks/latest.md`` (a Markdown
-table that the README quotes) and ``benchmarks/latest.json``. Budgets: each chapter ≤ 60 s on a
-2-core CPU, the whole book ≤ 8 min. This measures; it is not a test and never fails on time.
+table that the README quotes) and ``benchmarks/latest.json``, then runs
+``tools.bench_attention`` (``benchmarks/attention.md``: attention speed and memory
+beside PyTorch's kernels). ``--attention-only`` and ``--chapters-only`` run one half.
+Budgets: each chapter ≤ 60 s on a 2-core CPU, the whole book ≤ 8 min. This measures; it is not
+a test and never fails on time.
 """
 
 from __future__ import annotations
@@ -62,7 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter stems, e.g. 01_rnn (default: all)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "latest"))
+    half = parser.add_mutually_exclusive_group()
+    half.add_argument("--attention-only", action="store_true", help="only benchmarks/attention.md")
+    half.add_argument("--chapters-only", action="store_true", help="only the chapter table")
     args = parser.parse_args(argv)
+    if args.attention_only:
+        from tools import bench_attention
+
+        return bench_attention.main([])
     sources = [s for s in chapter_sources() if not args.chapters or s.stem in args.chapters]
     device = device_name()
     rows = []
@@ -90,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps({"total_s": total, "rows": rows}, indent=1))
     print("\n".join(lines))
+    if not args.chapters_only:
+        from tools import bench_attention
+
+        return bench_attention.main([])
     return 0
 
 
