@@ -49,13 +49,16 @@ pdf: book
 # Chromium or a Korean font every other test still runs; then one line says what to install.
 # nbval runs bilingual copies of the chapters (both languages' figures, for the website) written
 # to _build/nbval; tests/test_colab.py runs the English reader notebooks from an installed wheel.
+# The $(JOBS) workers share the cores, so each kernel computes on one thread (OMP_NUM_THREADS, unless
+# set): with more threads than free cores, PyTorch's threads spin-wait on one another; chapter 10's
+# token-by-token decoding then took 420 s of CPU beside other work instead of 30 s on one thread.
 NBVAL_DIR := _build/nbval
 
 test: install colab-env
 	@mkdir -p _build; \
 	chromium=$$(CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh 2>_build/.browser); \
 	browser=$$?; cat _build/.browser >&2; \
-	export D2LITE_CHROMIUM="$$chromium"; \
+	export D2LITE_CHROMIUM="$$chromium" OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1}; \
 	$(PY) -m tools.notebooks --test-dir $(NBVAL_DIR) >/dev/null \
 	  && $(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests $(NBVAL_DIR)/*.ipynb \
 	  --nbval-lax && $(PY) -m pytest -m book tests; status=$$?; \
