@@ -480,3 +480,10 @@ def test_link_glossary_terms_links_first_uses_in_both_languages(tmp_path, glossa
     assert book.check_sources([page]) == []
     assert book.link_glossary_terms(page, glossary) == 0  # a second run changes nothing
     assert page.read_text(encoding="utf-8") == text
+
+
+def test_exercise_directives_must_sit_in_a_shared_cell():
+    # a solution-end inside the English cell would close the solution only in English mode
+    ko, en = "정리하면 이렇습니다.", "In short, this.\n\n```{solution-end}\n```"
+    assert any("shared cell" in p for p in book.pair_problems(ko, en))
+    assert not any("shared cell" in p for p in book.pair_problems(ko, "In short, this."))

@@ -161,7 +161,9 @@ def test_myst_becomes_links_citations_and_block_quotes(tmp_path):
     assert "> **흔한 오해**" in ko_text and "The end." not in ko_text
     # exercises stay in place; their solutions follow all exercises, under their own heading
     cells = markdown(en)
-    assert cells.index("**Exercise 1**") < cells.index("## Solutions")
+    # the heading that shares a cell with the first exercise-start stays, in the reader's language
+    assert cells.index("## Exercises") < cells.index("**Exercise 1**") < cells.index("## Solutions")
+    assert "## 연습문제" in markdown(ko) and "## 연습문제 · Exercises" not in markdown(ko)
     assert cells.index("## Solutions") < cells.index("### Solution to exercise 1")
     assert cells.index("The end.") < cells.index("## Solutions")
     assert code(en)[-1] == "assert 1 + 1 == 2"

@@ -42,6 +42,8 @@ GLOSSARY = BOOK / "glossary.csv"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 LATIN = re.compile(r"[A-Za-z]")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+# a gated exercise/solution directive of sphinx-exercise, which must sit in a shared cell
+GATE = re.compile(r"^(`{3,}|:{3,})\{(exercise|solution)-(start|end)\}")
 LABEL = re.compile(r"^\((?P<name>[\w\-:.]+)\)=\s*$")
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
@@ -387,6 +389,9 @@ def pair_problems(
         problems.append("the en cell has no English text")
     if HEADING.search(ko) or any(HEADING.match(x) for x in en.splitlines()):
         problems.append("headings belong in a shared cell, not in a language cell")
+    if any(GATE.match(x.strip()) for x in (ko + "\n" + en).splitlines()):
+        problems.append("exercise/solution directives belong in a shared cell (put '+++' before "
+                        "them), not in a language cell")
     for what, fn in (("math", math_of), ("references", references_of), ("numbers", numbers_of)):
         a, b = set(fn(ko)), set(fn(en))
         if a != b:

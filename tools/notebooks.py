@@ -460,17 +460,35 @@ GATE = re.compile(
 )
 
 
-def _gates(cell) -> list[tuple[str, str, str]]:
-    """The gated exercise/solution directives of a shared markdown cell, in order."""
-    if cell.cell_type != "markdown":
+def _gated_parts(cell) -> list[str | tuple[str, str, str, str | None]]:
+    """A shared markdown cell split into its text and its exercise/solution directives, in
+    order: text as a string, a directive as (name, edge, argument, label). Empty when the cell
+    has no directive (a heading may share a cell with the first ``exercise-start``)."""
+    if cell.cell_type != "markdown" or not any(
+        GATE.match(line.strip()) for line in cell.source.splitlines()
+    ):
         return []
-    return [(m["name"], m["edge"], m["arg"].strip())
-            for line in cell.source.splitlines() if (m := GATE.match(line.strip()))]
-
-
-def _exercise_label(cell) -> str | None:
-    m = re.search(r"^:label:\s*(\S+)", cell.source, re.M)
-    return m.group(1) if m else None
+    parts: list[str | tuple[str, str, str, str | None]] = []
+    lines, text, k = cell.source.splitlines(), [], 0
+    while k < len(lines):
+        m = GATE.match(lines[k].strip())
+        if not m:
+            text.append(lines[k])
+            k += 1
+            continue
+        if "\n".join(text).strip():
+            parts.append("\n".join(text))
+        text, fence, label = [], m.group(1), None
+        k += 1
+        while k < len(lines) and lines[k].strip() != fence:  # options up to the closing fence
+            option = re.match(r"^:label:\s*(\S+)", lines[k].strip())
+            label = option.group(1) if option else label
+            k += 1
+        k += 1
+        parts.append((m["name"], m["edge"], m["arg"].strip(), label))
+    if "\n".join(text).strip():
+        parts.append("\n".join(text))
+    return parts
 
 
 def reader_notebook(source: Path, lang: str) -> str:
@@ -481,21 +499,29 @@ def reader_notebook(source: Path, lang: str) -> str:
     exercise_numbers: dict[str, int] = {}
     in_solution = None
     for cell in nb.cells:
-        gates = _gates(cell)
-        if gates:
-            for name, edge, arg in gates:
-                if name == "exercise" and edge == "start":
-                    n = len(exercise_numbers) + 1
-                    exercise_numbers[_exercise_label(cell) or f"ex-{n}"] = n
-                    cells.append(nbformat.v4.new_markdown_cell(
-                        f"**{WORDS[lang]['exercise']} {n}**"))
-                elif name == "solution" and edge == "start":
-                    n = exercise_numbers.get(arg.split()[0] if arg else "", len(solutions) + 1)
-                    in_solution = [nbformat.v4.new_markdown_cell(
-                        f"### {WORDS[lang]['solution_of'].format(n=n)}")]
-                elif name == "solution" and edge == "end" and in_solution is not None:
-                    solutions += in_solution
-                    in_solution = None
+        parts = _gated_parts(cell)
+        for part in parts:
+            if isinstance(part, str):  # text beside the directives, e.g. the section heading
+                if cell.metadata.get("lang") not in (None, lang):
+                    continue
+                text = conv.markdown(part)
+                if text.strip():
+                    (in_solution if in_solution is not None else cells).append(
+                        nbformat.v4.new_markdown_cell(text))
+                continue
+            name, edge, arg, label = part
+            if name == "exercise" and edge == "start":
+                n = len(exercise_numbers) + 1
+                exercise_numbers[label or f"ex-{n}"] = n
+                cells.append(nbformat.v4.new_markdown_cell(f"**{WORDS[lang]['exercise']} {n}**"))
+            elif name == "solution" and edge == "start":
+                n = exercise_numbers.get(arg.split()[0] if arg else "", len(solutions) + 1)
+                in_solution = [nbformat.v4.new_markdown_cell(
+                    f"### {WORDS[lang]['solution_of'].format(n=n)}")]
+            elif name == "solution" and edge == "end" and in_solution is not None:
+                solutions += in_solution
+                in_solution = None
+        if parts:
             continue
         bucket = in_solution if in_solution is not None else cells
         if cell.cell_type == "code":
