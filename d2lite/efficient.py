@@ -7,12 +7,16 @@ by `python -m tools.export`; edit the chapter, not this file.
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
 import math
+import weakref
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 import d2lite as d2l
+from d2lite import checks
 
 
 def tiled_attention(
@@ -170,16 +174,27 @@ class GroupedQueryAttention(nn.Module):
         queries: Tensor,
         keys: Tensor,
         values: Tensor,
+        valid_lens: Tensor | None = None,
+        *,
         causal: bool = False,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """queries (b, n, h), keys/values (b, m, h) -> (b, n, h); cache grows by m tokens."""
-        if queries.dim() != 3 or keys.dim() != 3 or values.dim() != 3:
-            raise ValueError("queries, keys, values must be 3-D (batch, steps, features)")
+        """queries (b, n, h), keys/values (b, m, h) -> (b, n, h); cache grows by m tokens.
+
+        valid_lens: None, (b,) or (b, n), as in MultiHeadAttention: keys at positions >= the
+        length (counted over the cache and the new keys) are masked; lengths lie in [1, keys].
+        """
         W = self.W_q.in_features
-        if queries.shape[-1] != W or keys.shape[-1] != W or values.shape[-1] != W:
-            raise ValueError(f"queries, keys and values must have {W} features")
+        for name, X in (("queries", queries), ("keys", keys), ("values", values)):
+            checks.check_features(X, name, W)
+        if keys.shape[:2] != values.shape[:2] or keys.shape[0] != queries.shape[0]:
+            raise ValueError(
+                f"need queries (b, n, {W}), keys and values (b, m, {W}), got "
+                f"{tuple(queries.shape)}, {tuple(keys.shape)}, {tuple(values.shape)}"
+            )
         offset = 0 if cache is None else len(cache)
+        (b, n), m = queries.shape[:2], offset + keys.shape[1]
+        valid_lens = checks.check_valid_lens(valid_lens, b, m, n, min_len=1)
         q = self._split(self.W_q(queries), self.num_heads)
         k = self._split(self.W_k(keys), self.num_kv_heads)
         v = self._split(self.W_v(values), self.num_kv_heads)
@@ -190,14 +205,16 @@ class GroupedQueryAttention(nn.Module):
         group = self.num_heads // self.num_kv_heads
         k = k.repeat_interleave(group, dim=1)  # each kv head serves `group` query heads
         v = v.repeat_interleave(group, dim=1)
-        n, m = q.shape[-2], k.shape[-2]
-        mask = None
+        mask = None  # True where a query may look
+        if valid_lens is not None:  # (b, 1, 1 or n, m): keys before each length
+            lens = valid_lens.to(q.device).reshape(b, 1, -1, 1)
+            mask = torch.arange(m, device=q.device) < lens
         if causal:  # query i (at position offset + i) sees keys 0 .. offset + i
-            mask = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(m - n)
+            tril = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(m - n)
+            mask = tril if mask is None else mask & tril
         out = F.scaled_dot_product_attention(
             q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
         )
-        b = out.shape[0]
         return self.W_o(out.transpose(1, 2).reshape(b, n, -1))
 
 
@@ -279,9 +296,45 @@ class TinyDecoderLM(nn.Module):
         return tokens
 
 
+def _tensors(tree) -> list[Tensor]:
+    return [x for x in tree_leaves(tree) if isinstance(x, Tensor)]
+
+
+class PeakMemory(TorchDispatchMode):
+    """Bytes of the tensors created inside the block: peak is the most alive at once.
+
+    with PeakMemory() as mem: ... then mem.peak (bytes), mem.live (still alive). Every ATen
+    operator is seen; a storage counts from its creation until it is freed, and views or
+    in-place results of an input add nothing. Buffers private to a kernel are not seen.
+    """
+
+    def __enter__(self) -> "PeakMemory":
+        self.live, self.peak, self._alive = 0, 0, {}
+        return super().__enter__()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {t.untyped_storage().data_ptr() for t in _tensors((args, kwargs))}
+        for t in _tensors(out):
+            storage = t.untyped_storage()
+            ptr, size = storage.data_ptr(), storage.nbytes()
+            if size == 0 or ptr in inputs or ptr in self._alive:
+                continue  # empty, a view or in-place result of an input, or counted already
+            self.live += size
+            self.peak = max(self.peak, self.live)
+            # The storage's Python object dies with the storage: then the bytes are free.
+            self._alive[ptr] = weakref.ref(storage, lambda _, p=ptr, s=size: self._free(p, s))
+        return out
+
+    def _free(self, ptr: int, size: int) -> None:
+        self.live -= size
+        self._alive.pop(ptr, None)
+
+
 __all__ = [
     "GroupedQueryAttention",
     "KVCache",
+    "PeakMemory",
     "RMSNorm",
     "RotaryEmbedding",
     "TinyDecoderLM",

@@ -329,6 +329,54 @@ BAD = [
         lambda: d2l.ViT(8, 4, D, 16, 3, 1, 0.0, 0.0, num_classes=10),
         r"num_hiddens must be divisible by num_heads=3",
     ),
+    # -- chapter 10: efficient attention
+    (
+        "tiled_attention",
+        lambda: d2l.tiled_attention(X, X, X, block_size=0),
+        r"block_size must be a positive int, got 0",
+    ),
+    (
+        "tiled_attention",
+        lambda: d2l.tiled_attention(X, X[..., :4], X),
+        r"need q \(\.\.\., n, d\), k \(\.\.\., m, d\), .* got \(2, 5, 8\), \(2, 5, 4\)",
+    ),
+    (
+        "KVCache",
+        lambda: d2l.KVCache().append(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 2, 4)),
+        r"k and v disagree: \(1, 2, 3, 4\) vs \(1, 2, 2, 4\)",
+    ),
+    ("RotaryEmbedding", lambda: d2l.RotaryEmbedding(7), r"dim must be a positive even int, got 7"),
+    (
+        "RotaryEmbedding",
+        lambda: d2l.RotaryEmbedding(D)(torch.randn(2, 5, 6)),
+        r"expected \(\.\.\., seq, 8\), got \(2, 5, 6\)",
+    ),
+    (
+        "GroupedQueryAttention",
+        lambda: d2l.GroupedQueryAttention(D, 4, 3),
+        r"num_heads=4 not divisible by num_kv_heads=3",
+    ),
+    (
+        "GroupedQueryAttention",
+        lambda: d2l.GroupedQueryAttention(D, H, 1)(X, X, X, torch.tensor([0, 5])),
+        r"valid_lens must lie in \[1, 5\] for 5 keys, got \[0, 5\]",
+    ),
+    (
+        "GroupedQueryAttention",
+        lambda: d2l.GroupedQueryAttention(D, H, 1)(X, X, X, torch.tensor([[1, 2]])),
+        r"valid_lens must have shape \(2,\) or \(2, 5\), got shape \(1, 2\)",
+    ),
+    (
+        "GroupedQueryAttention",
+        lambda: d2l.GroupedQueryAttention(D, H, 1)(LONG, X, X),
+        r"queries must be a float tensor of shape \(batch, steps, 8\)",
+    ),
+    ("RMSNorm", lambda: d2l.RMSNorm(D)(torch.randn(2, 4)), r"expected last dim 8, got \(2, 4\)"),
+    (
+        "TinyDecoderLM",
+        lambda: d2l.TinyDecoderLM(10, D, H, 1, 1)(TOKENS[0]),
+        r"tokens must be \(batch, steps\), got \(5,\)",
+    ),
 ]
 
 # Public callables of the tensor-facing modules that need no row here, and why.
@@ -343,9 +391,10 @@ EXEMPT = {
     "constant_kernel": "elementwise on any float tensor",
     "triangular_kernel": "elementwise on any float tensor",
     "epanechnikov_kernel": "elementwise on any float tensor",
+    "PeakMemory": "takes no arguments; it only watches the operators run inside its block",
 }
 MODULES = ["rnn", "bptt", "pooling", "attention", "seq2seq", "bahdanau", "multihead",
-           "positional", "transformer", "vit"]  # fmt: skip
+           "positional", "transformer", "vit", "efficient"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "thunk", "pattern"), BAD,

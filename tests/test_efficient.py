@@ -60,9 +60,88 @@ def test_gqa_rejects_bad_sizes():
         d2l.GroupedQueryAttention(30, 4, 2)
     with pytest.raises(ValueError, match="positive"):
         d2l.GroupedQueryAttention(32, 4, 0)
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match=r"queries must have shape \(batch, steps, 32\)"):
         d2l.GroupedQueryAttention(32, 4, 2)(torch.randn(1, 2, 16), torch.randn(1, 2, 16),
                                             torch.randn(1, 2, 16))
+
+
+@pytest.mark.parametrize("lens", [torch.tensor([2, 6]), torch.tensor([[1, 2, 3, 4, 5, 6],
+                                                                      [6, 6, 5, 5, 1, 1]])])
+def test_gqa_valid_lens_equal_multihead_attention(lens):
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 32)
+    mha = d2l.MultiHeadAttention(32, 4)
+    mha(x, x, x)
+    gqa = d2l.GroupedQueryAttention(32, 4, 4)
+    gqa.load_state_dict(mha.state_dict())
+    assert (gqa(x, x, x, lens) - mha(x, x, x, lens)).abs().max() <= 1e-6
+    # Keys past a sequence's length change nothing for it.
+    y = x.clone()
+    y[0, 2:] = torch.randn(4, 32)
+    out_x, out_y = gqa(x, x, x, torch.tensor([2, 6])), gqa(x[:1, :2].expand(2, 2, 32), y, y,
+                                                             torch.tensor([2, 6]))
+    assert (out_x[0, :2] - out_y[0]).abs().max() <= 1e-6
+
+
+def test_gqa_valid_lens_with_causal_mask_and_cache():
+    torch.manual_seed(0)
+    attn = d2l.GroupedQueryAttention(32, 4, 2)
+    x = torch.randn(2, 5, 32)
+    lens = torch.tensor([3, 5])
+    full = attn(x, x, x, lens, causal=True)
+    # Query i sees keys j <= i and j < length: the minimum of both bounds, per query.
+    per_query = torch.minimum(torch.arange(1, 6).expand(2, 5), lens[:, None])
+    assert (full - attn(x, x, x, per_query)).abs().max() <= 1e-6
+    cache = d2l.KVCache()
+    attn(x[:, :3], x[:, :3], x[:, :3], causal=True, cache=cache)
+    rest = attn(x[:, 3:], x[:, 3:], x[:, 3:], lens, causal=True, cache=cache)  # 5 keys now
+    assert (rest - full[:, 3:]).abs().max() <= 1e-5
+
+
+def test_gqa_rejects_bad_valid_lens():
+    attn = d2l.GroupedQueryAttention(32, 4, 2)
+    x = torch.randn(2, 5, 32)
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(2,\) or \(2, 5\)"):
+        attn(x, x, x, torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"valid_lens must lie in \[1, 5\]"):
+        attn(x, x, x, torch.tensor([0, 5]))
+    with pytest.raises(ValueError, match=r"valid_lens must lie in \[1, 5\]"):
+        attn(x, x, x, torch.tensor([6, 5]))
+    with pytest.raises(ValueError, match="valid_lens must hold integers"):
+        attn(x, x, x, torch.tensor([True, False]))
+    with pytest.raises(ValueError, match=r"keys and values \(b, m, 32\)"):
+        attn(x, x[:1], x[:1])
+
+
+def test_peak_memory_counts_live_bytes():
+    with d2l.PeakMemory() as mem:
+        a = torch.zeros(1000)  # 4000 bytes
+        b = a[:10].view(2, 5)  # a view: nothing new
+        a.add_(1)  # in place: nothing new
+        c = torch.ones(500)  # 2000 more
+        assert mem.live == 6000
+        del a, b
+        assert mem.live == 2000  # a's storage is gone
+        d = torch.ones(250)
+        del c, d
+    assert mem.peak == 6000 and mem.live == 0
+    x = torch.randn(10)
+    with d2l.PeakMemory() as mem:
+        x.mul_(2)
+        y = x[2:]  # views of a tensor made outside count nothing
+        z = x + 1
+    assert mem.peak == 40 and y.shape == (8,) and z.shape == (10,)
+
+
+@pytest.mark.parametrize("n", [64, 128])
+def test_peak_memory_of_attention(n):
+    q, k, v = (torch.randn(1, 2, n, 16) for _ in range(3))
+    with torch.no_grad(), d2l.PeakMemory() as plain:
+        torch.softmax(q @ k.transpose(-2, -1) / 4, -1) @ v
+    assert plain.peak == 2 * 2 * n * n * 4  # the scaled scores and the weights
+    with torch.no_grad(), d2l.PeakMemory() as tiled:
+        d2l.tiled_attention(q, k, v, block_size=16)
+    assert tiled.peak < 2 * n * 16 * 4 + 2 * 16 * 16 * 4 * 10  # output + a few tiles
 
 
 def test_kv_cache_rejects_mismatch():
