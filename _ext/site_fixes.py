@@ -13,9 +13,41 @@
 * pydata-sphinx-theme writes ``localStorage.mode || default_mode`` into ``<html data-mode>``
   and logs "Got invalid theme mode" when both are empty: the pages' ``default_mode`` is
   ``light`` unless ``html_context`` chooses one.
+* sphinx-exercise titles exercises and solutions in the site's language only ("연습 9.1",
+  "해답 연습 9.1"), so English mode showed Korean titles: each title now carries both languages
+  as ``lang-ko``/``lang-en`` spans, which the language switch shows or hides like any prose.
 """
 
 from __future__ import annotations
+
+import re
+
+# sphinx-exercise's HTML, with language "ko": the exercise's number and the solution's title
+_EXERCISE_NUMBER = re.compile(r'<span class="caption-number">연습 (?P<n>[\d.]+) </span>')
+_SOLUTION_TITLE = re.compile(
+    r'<p class="admonition-title">해답(?P<a><a class="reference internal" href="[^"]*">) '
+    r"연습 (?P<n>[\d.]+)</a>"
+)
+
+
+def _both(ko: str, en: str) -> str:
+    """Both languages, with the separator that shows only when both do (as bilingual titles)."""
+    return (f'<span class="lang-ko" lang="ko">{ko}</span><span class="lang-sep"> · </span>'
+            f'<span class="lang-en" lang="en">{en}</span>')
+
+
+def bilingual_exercise_titles(body: str) -> str:
+    """The page's exercise and solution titles in both languages (see the module's notes)."""
+    body = _EXERCISE_NUMBER.sub(
+        lambda m: '<span class="caption-number">'
+        f'{_both("연습 " + m["n"], "Exercise " + m["n"])} </span>',
+        body,
+    )
+    return _SOLUTION_TITLE.sub(
+        lambda m: '<p class="admonition-title">'
+        + _both(f'해답 {m["a"]}연습 {m["n"]}</a>', f'Solution to {m["a"]}exercise {m["n"]}</a>'),
+        body,
+    )
 
 
 def script_key(script) -> tuple[str, str]:
@@ -81,6 +113,8 @@ def _on_page_context(app, pagename, templatename, context, doctree) -> None:
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         context["script_files"] = unique_scripts(scripts)
+    if isinstance(context.get("body"), str):
+        context["body"] = bilingual_exercise_titles(context["body"])
     if not context.get("default_mode"):
         context["default_mode"] = "light"
     buttons = context.get("header_buttons")

@@ -67,7 +67,9 @@ def site() -> Path:
         started = time.time()
         # Sphinx 7.4 does not overwrite a static file that changed since the last build (it keeps
         # the old copy), so the site's _static is copied anew on every rebuild.
+        # The folder itself stays: myst-nb copies its stylesheet into it after the build.
         shutil.rmtree(SITE / "_static", ignore_errors=True)
+        (SITE / "_static").mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, D2LITE_STRICT_FONTS="1")
         env.pop("MPLBACKEND", None)  # kernels keep the inline backend, so figures show
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])

@@ -395,6 +395,40 @@ def test_titles_and_navigation_follow_the_language(context, server, mode):
         assert ko in heading and en in heading, heading
 
 
+@pytest.mark.parametrize("mode", ["ko", "en", "both"])
+def test_exercises_and_solutions_speak_the_chosen_language(context, server, mode):
+    """sphinx-exercise titles in the site's language (Korean); each mode shows its own titles and
+    toggle hint, and a solution stays hidden until its toggle is clicked."""
+    docname = sample_chapter()
+    page = open_page(context, server, docname)
+    choose_mode(page, mode)
+    exercise = page.evaluate(VISIBLE_TEXT_JS, ".exercise > .admonition-title")
+    solution = page.evaluate(VISIBLE_TEXT_JS, ".solution > .admonition-title")
+    hint = page.evaluate(
+        """() => getComputedStyle(document.querySelector('.solution button.toggle-button'),
+                                  '::before').content"""
+    )
+    n = page.evaluate("document.querySelector('article h1 .section-number').textContent")
+    n = n.strip().rstrip(".")
+    once = 2 if mode == "both" else 1  # each title is shown in one language, or in both
+    first = re.compile(rf"\b{n}\.1(?!\d)")
+    assert len(first.findall(exercise)) == once, exercise[:200]
+    assert len(first.findall(solution)) == once, solution[:200]
+    if mode == "en":
+        assert not HANGUL.search(exercise + solution + hint), (exercise[:200], solution[:200], hint)
+        assert f"Exercise {n}.1" in exercise and f"Solution to exercise {n}.1" in solution
+    elif mode == "ko":
+        assert "Exercise" not in exercise + solution and "Click" not in hint, (exercise, hint)
+        assert f"연습 {n}.1" in exercise and f"해답 연습 {n}.1" in solution and "펼치기" in hint
+    else:
+        assert f"연습 {n}.1 · Exercise {n}.1" in exercise, exercise[:200]
+        assert "펼치기" in hint and "Click to show" in hint, hint
+    content = page.locator(".solution").first.locator("#solution-content, section").first
+    assert not content.is_visible(), "a solution is shown before its toggle is clicked"
+    page.locator(".solution button.toggle-button").first.click()
+    assert content.is_visible()
+
+
 def test_references_show_the_language_of_their_paragraph(built_site):
     """{ref} to a bilingual title: the Korean paragraph links the Korean half, and so on."""
     html = (built_site / f"{sample_chapter(later=True)}.html").read_text(encoding="utf-8")
