@@ -65,11 +65,6 @@ def site() -> Path:
         if (built_this_run and (SITE / "index.html").is_file()) or site_is_fresh():
             return SITE
         started = time.time()
-        # Sphinx 7.4 does not overwrite a static file that changed since the last build (it keeps
-        # the old copy), so the site's _static is copied anew on every rebuild.
-        # The folder itself stays: myst-nb copies its stylesheet into it after the build.
-        shutil.rmtree(SITE / "_static", ignore_errors=True)
-        (SITE / "_static").mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, D2LITE_STRICT_FONTS="1")
         env.pop("MPLBACKEND", None)  # kernels keep the inline backend, so figures show
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
@@ -82,6 +77,10 @@ def site() -> Path:
             STAMP.unlink(missing_ok=True)
             tail = (proc.stdout + proc.stderr)[-6000:]
             pytest.fail(f"the website build failed (exit {proc.returncode}, log {log}):\n{tail}")
+        # Sphinx 7.4 keeps its old copy of a static file that changed since the last build, and
+        # copies nothing when no page is out of date (a stylesheet-only change): the project's
+        # _static is copied over the site's after every build.
+        shutil.copytree(ROOT / "_static", SITE / "_static", dirs_exist_ok=True)
         STAMP.write_text(f"built in {time.time() - started:.0f} s\n", encoding="utf-8")
         RUN_STAMP.write_text(run_id, encoding="utf-8")
     return SITE

@@ -209,3 +209,15 @@ def test_the_site_links_to_its_copies_of_the_pdfs(pdfs, site):
     for link in links:
         assert (site / "book" / link).resolve().is_file(), link
     assert "window.print()" not in html
+
+
+def test_solutions_are_printed_open_in_each_language(readers):
+    """On the site a solution opens with a click; on paper it is printed open."""
+    expected = {
+        "ko": ["해답 연습 9.2", "앞의 두 가지는 계산으로 정해집니다"],
+        "en": ["Solution to exercise 9.2", "The first two follow by arithmetic"],
+    }
+    for lang, reader in readers.items():
+        text = squeeze("".join(page_text(reader, i) for i in range(len(reader.pages))))
+        for phrase in expected[lang]:
+            assert squeeze(phrase) in text, (lang, phrase)
