@@ -16,6 +16,8 @@
 * sphinx-exercise titles exercises and solutions in the site's language only ("연습 9.1",
   "해답 연습 9.1"), so English mode showed Korean titles: each title now carries both languages
   as ``lang-ko``/``lang-en`` spans, which the language switch shows or hides like any prose.
+  It also gives every exercise and solution body the same id (``exercise-content``,
+  ``solution-content``); each is numbered on its page (``solution-content-3``), so ids are unique.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ def bilingual_exercise_titles(body: str) -> str:
         f'{_both("연습 " + m["n"], "Exercise " + m["n"])} </span>',
         body,
     )
+    for kind in ("exercise", "solution"):
+        parts = body.split(f'<section id="{kind}-content">')
+        body = parts[0] + "".join(
+            f'<section id="{kind}-content-{k}">{part}' for k, part in enumerate(parts[1:], 1)
+        )
     return _SOLUTION_TITLE.sub(
         lambda m: '<p class="admonition-title">'
         + _both(f'해답 {m["a"]}연습 {m["n"]}</a>', f'Solution to {m["a"]}exercise {m["n"]}</a>'),

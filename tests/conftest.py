@@ -68,8 +68,10 @@ def site() -> Path:
         env = dict(os.environ, D2LITE_STRICT_FONTS="1")
         env.pop("MPLBACKEND", None)  # kernels keep the inline backend, so figures show
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        # --all: Sphinx rewrites no page when only an extension's code (_ext) changed
         proc = subprocess.run(
-            build_command(), cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000
+            [*build_command(), "--all"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000,
         )
         log = BUILD / "site-build.log"
         log.write_text(proc.stdout + proc.stderr, encoding="utf-8")

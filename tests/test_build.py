@@ -50,3 +50,12 @@ def test_page_titles_show_both_languages(site):
         html = (site / "book" / f"{source.stem}.html").read_text(encoding="utf-8")
         title = re.search(r"<title>(.*?)</title>", html, re.S).group(1)
         assert re.search(r"[\uac00-\ud7a3]", title) and re.search(r"[A-Za-z]{3}", title), title
+
+
+@pytest.mark.parametrize("source", chapter_sources(), ids=lambda p: p.stem)
+def test_element_ids_are_unique_on_each_chapter_page(site, source):
+    """An id names one element (sphinx-exercise gave every exercise body the same one)."""
+    html = (site / "book" / f"{source.stem}.html").read_text(encoding="utf-8")
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert not repeated, repeated
