@@ -28,13 +28,20 @@ def test_tiled_attention_rejects_bad_input():
         d2l.tiled_attention(q, q[0], q)
 
 
-def test_gqa_equals_multihead_attention_with_copied_weights():
+def mha_and_its_gqa_copy():
+    """Inputs (2, 6, 32), a 4-head MultiHeadAttention and a GroupedQueryAttention with 4 key/value
+    heads holding the same weights."""
     torch.manual_seed(0)
     x = torch.randn(2, 6, 32)
     mha = d2l.MultiHeadAttention(32, 4)
-    mha(x, x, x)
+    mha(x, x, x)  # materialise the lazy projections
     gqa = d2l.GroupedQueryAttention(32, 4, 4)
     gqa.load_state_dict(mha.state_dict())
+    return x, mha, gqa
+
+
+def test_gqa_equals_multihead_attention_with_copied_weights():
+    x, mha, gqa = mha_and_its_gqa_copy()
     assert (gqa(x, x, x) - mha(x, x, x)).abs().max() <= 1e-6
 
 
@@ -68,12 +75,7 @@ def test_gqa_rejects_bad_sizes():
 @pytest.mark.parametrize("lens", [torch.tensor([2, 6]), torch.tensor([[1, 2, 3, 4, 5, 6],
                                                                       [6, 6, 5, 5, 1, 1]])])
 def test_gqa_valid_lens_equal_multihead_attention(lens):
-    torch.manual_seed(0)
-    x = torch.randn(2, 6, 32)
-    mha = d2l.MultiHeadAttention(32, 4)
-    mha(x, x, x)
-    gqa = d2l.GroupedQueryAttention(32, 4, 4)
-    gqa.load_state_dict(mha.state_dict())
+    x, mha, gqa = mha_and_its_gqa_copy()
     assert (gqa(x, x, x, lens) - mha(x, x, x, lens)).abs().max() <= 1e-6
     # Keys past a sequence's length change nothing for it.
     y = x.clone()
