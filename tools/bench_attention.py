@@ -199,16 +199,21 @@ README_START = "<!-- benchmarks/attention.md: begin -->"
 README_END = "<!-- benchmarks/attention.md: end -->"
 
 
+def _between_markers(readme: str) -> tuple[int, int]:
+    """Where the README's quoted attention table starts and ends (inside its markers)."""
+    return readme.index(README_START) + len(README_START), readme.index(README_END)
+
+
 def readme_block(readme: str) -> str:
     """The text between the README's markers (the quoted attention table)."""
-    start, end = readme.index(README_START) + len(README_START), readme.index(README_END)
+    start, end = _between_markers(readme)
     return readme[start:end].strip("\n")
 
 
 def update_readme(text: str, path: Path = ROOT / "README.md") -> None:
     """Quote the new table in the README between its markers."""
     readme = path.read_text(encoding="utf-8")
-    start, end = readme.index(README_START) + len(README_START), readme.index(README_END)
+    start, end = _between_markers(readme)
     path.write_text(f"{readme[:start]}\n{text.strip()}\n{readme[end:]}", encoding="utf-8")
 
 
