@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 import d2lite as d2l
 
@@ -81,6 +82,44 @@ def test_timer_accumulates():
     assert first >= 0.02 and timer.times == [first, second]
     assert timer.sum() == pytest.approx(first + second)
     assert timer.avg() == pytest.approx((first + second) / 2)
+
+
+def test_count_flops_counts_a_matrix_product_and_its_backward():
+    a = torch.randn(3, 4, requires_grad=True)
+    b = torch.randn(4, 5)
+    assert d2l.count_flops(lambda: a @ b) == 2 * 3 * 4 * 5
+    # backward: the gradient of a is (3, 5) @ (5, 4), one more product of the same size
+    assert d2l.count_flops(lambda: (a @ b).sum().backward()) == 2 * (2 * 3 * 4 * 5)
+    assert d2l.count_flops(lambda: torch.tanh(a)) == 0  # elementwise work is not counted
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_count_flops_sees_inside_fused_rnns(batch_first):
+    """LSTMs have four gate blocks and GRUs three: the products are in the ratio 4 : 3."""
+    x = torch.randn(2, 6, 5) if batch_first else torch.randn(6, 2, 5)
+    counts = {}
+    for cls in (nn.LSTM, nn.GRU):
+        rnn = cls(5, 8, num_layers=2, batch_first=batch_first)
+        counts[cls] = d2l.count_flops(lambda rnn=rnn: rnn(x)[0].sum().backward())
+    assert counts[nn.GRU] > 0 and counts[nn.LSTM] * 3 == counts[nn.GRU] * 4
+    assert torch.backends.mkldnn.enabled  # the fused kernels are back on afterwards
+
+
+def test_count_flops_counts_the_fused_attention_kernel_like_its_matrix_products():
+    q, k, v = torch.randn(2, 4, 17, 8), torch.randn(2, 4, 9, 8), torch.randn(2, 4, 9, 8)
+    fused = d2l.count_flops(lambda: nn.functional.scaled_dot_product_attention(q, k, v))
+    taught = d2l.count_flops(lambda: torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v)
+    assert fused == taught == 2 * (2 * 2 * 4 * 17 * 9 * 8)  # scores and weighted sum
+    q.requires_grad_()
+    assert d2l.count_flops(
+        lambda: nn.functional.scaled_dot_product_attention(q, k, v).sum().backward()
+    ) > 2 * fused  # the backward pass is counted too
+
+
+def test_count_flops_rejects_what_it_cannot_call():
+    message = r"count_flops expects a function of no arguments, got Tensor"
+    with pytest.raises(ValueError, match=message):
+        d2l.count_flops(torch.ones(2))
 
 
 def test_progress_is_silent_in_ci(monkeypatch, capsys):
