@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import time
@@ -179,8 +180,14 @@ def is_watched() -> bool:
 
 
 def progress(iterable: Iterable, total: int | None = None, desc: str | None = None, **kwargs):
-    """A tqdm progress bar for a person watching; silent under executors, tests and CI."""
-    from tqdm.auto import tqdm
+    """A tqdm progress bar for a person watching; silent under executors, tests and CI.
+
+    The bar is a notebook widget where ipywidgets is installed (Colab), text elsewhere. Unlike
+    ``tqdm.auto``, a Jupyter without ipywidgets gets the text bar without a warning.
+    """
+    from tqdm.std import tqdm
 
     disable = kwargs.pop("disable", not is_watched())
+    if not disable and importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.notebook import tqdm
     return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, **kwargs)

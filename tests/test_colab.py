@@ -29,9 +29,10 @@ import nbformat
 from nbclient import NotebookClient
 nb = nbformat.read(sys.argv[1], as_version=4)
 NotebookClient(nb, timeout=600, kernel_name="python3").execute()
-errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-          if o.get("output_type") == "error"]
-print(json.dumps({"cells": len(nb.cells), "errors": len(errors)}))
+outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+errors = [o for o in outputs if o.get("output_type") == "error"]
+stderr = [o["text"][:300] for o in outputs if o.get("name") == "stderr"]
+print(json.dumps({"cells": len(nb.cells), "errors": len(errors), "stderr": stderr}))
 """
 
 
@@ -89,6 +90,8 @@ def test_english_notebook_runs_as_in_colab(colab_python, notebook, tmp_path):
     assert out.returncode == 0, f"{notebook.name} failed like Colab:\n{out.stderr[-4000:]}"
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["errors"] == 0 and result["cells"] > 3, result
+    # The reader sees every stderr line in a red box: a clean run shows none (warnings included).
+    assert result["stderr"] == [], f"{notebook.name} printed to stderr: {result['stderr']}"
 
 
 def test_the_colab_env_is_outside_the_repositorys_path(colab_python, tmp_path):

@@ -405,3 +405,22 @@ def test_in_jupyter_each_figure_shows_once_and_nothing_is_echoed(monkeypatch):
         # one image (the live training plot is updated in place), no echoed return value
         assert kinds == ["display_data"], (cell.source[-60:], kinds)
         assert "image/png" in cell.outputs[0]["data"]
+
+
+def test_the_compat_page_runs_here_as_the_website_build_runs_it():
+    """book/d2l_compat.md asserts a Korean line for every public name: a new name without one
+    fails here in seconds instead of in the website build."""
+    import jupytext
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    page = jupytext.read(os.path.join(root, "book", "d2l_compat.md"))
+    namespace: dict = {}
+    cwd = os.getcwd()
+    os.chdir(os.path.join(root, "book"))  # where the build runs the page
+    try:
+        for cell in page.cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, "d2l_compat.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    assert namespace["NAMES"] and "count_flops" in namespace["NAMES"]

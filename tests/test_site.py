@@ -492,6 +492,9 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, server):
             choose_mode(page, mode)
             box = page.eval_on_selector(".lang-switch", "e => e.getBoundingClientRect().toJSON()")
             assert box["height"] < 40 and box["right"] <= 390, f"language switch at {box}"
+            lines = page.eval_on_selector(".bd-article h1", "e => e.getBoundingClientRect().height"
+                                          " / parseFloat(getComputedStyle(e).lineHeight)")
+            assert lines < 2.5, f"{mode}: the chapter title takes {lines:.1f} lines on a phone"
             page.screenshot(path=str(SCREENSHOTS / f"phone-{mode}.png"))
     finally:
         ctx.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import torch
 from torch import nn
 
 import d2lite as d2l
+from d2lite import utils
 
 
 def test_check_shape_accepts_match_and_wildcards():
@@ -126,3 +129,16 @@ def test_progress_is_silent_in_ci(monkeypatch, capsys):
     monkeypatch.setenv("CI", "true")
     assert list(d2l.progress(range(3))) == [0, 1, 2]
     assert capsys.readouterr().err == ""
+
+
+def test_progress_draws_text_without_ipywidgets_and_warns_nothing(monkeypatch, capsys):
+    """A Jupyter without ipywidgets gets a text bar; tqdm.auto would warn 'IProgress not found'."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(utils, "is_watched", lambda: True)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # importing it now raises ImportError
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bar = d2l.progress(range(3), desc="epochs")
+        assert type(bar).__module__ == "tqdm.std" and not bar.disable
+        assert list(bar) == [0, 1, 2]
+    assert "epochs" in capsys.readouterr().err  # the text bar is drawn on stderr
