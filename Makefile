@@ -82,7 +82,7 @@ bench: install
 	$(PY) -m tools.bench
 
 lint: install
-	$(PY) -m ruff check d2lite tests _ext conftest.py tools
+	$(PY) -m ruff check d2lite tests _ext conftest.py tools notebooks
 
 clean:
 	rm -rf _build

@@ -112,7 +112,7 @@ def test_export_refuses_to_overwrite_a_hand_written_module():
 
 
 def test_ruff_is_clean():
-    paths = ["d2lite", "tests", "_ext", "conftest.py", "tools"]
+    paths = ["d2lite", "tests", "_ext", "conftest.py", "tools", "notebooks"]
     proc = subprocess.run(
         [sys.executable, "-m", "ruff", "check", *paths], cwd=ROOT, capture_output=True, text=True
     )
