@@ -43,7 +43,10 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 LATIN = re.compile(r"[A-Za-z]")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 # a gated exercise/solution directive of sphinx-exercise, which must sit in a shared cell
-GATE = re.compile(r"^(`{3,}|:{3,})\{(exercise|solution)-(start|end)\}")
+# (tools.notebooks reads the same directives with this pattern)
+GATE = re.compile(
+    r"^(`{3,}|:{3,})\{(?P<name>exercise|solution)-(?P<edge>start|end)\}\s*(?P<arg>.*)$"
+)
 LABEL = re.compile(r"^\((?P<name>[\w\-:.]+)\)=\s*$")
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")

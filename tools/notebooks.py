@@ -25,6 +25,8 @@ from pathlib import Path
 import jupytext
 import nbformat
 
+from tools.book import GATE
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 NOTEBOOKS = ROOT / "notebooks"
@@ -453,11 +455,6 @@ def _new_notebook(cells, lang: str | None):
     nb.nbformat, nb.nbformat_minor = 4, 5
     nbformat.validate(nb)
     return nb
-
-
-GATE = re.compile(
-    r"^(`{3,}|:{3,})\{(?P<name>exercise|solution)-(?P<edge>start|end)\}\s*(?P<arg>.*)$"
-)
 
 
 def _gated_parts(cell) -> list[str | tuple[str, str, str, str | None]]:
