@@ -423,7 +423,8 @@ def test_exercises_and_solutions_speak_the_chosen_language(context, server, mode
     else:
         assert f"연습 {n}.1 · Exercise {n}.1" in exercise, exercise[:200]
         assert "펼치기" in hint and "Click to show" in hint, hint
-    content = page.locator(".solution").first.locator("#solution-content, section").first
+    # the solution's body (numbered per page: solution-content-1, -2, ...)
+    content = page.locator(".solution").first.locator("section[id^='solution-content']").first
     assert not content.is_visible(), "a solution is shown before its toggle is clicked"
     page.locator(".solution button.toggle-button").first.click()
     assert content.is_visible()
