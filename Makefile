@@ -14,6 +14,11 @@ JOBS   ?= 2
 # The browser tests (tests/test_site.py) drive a Chromium that tools/ensure_browser.sh finds:
 # $(CHROMIUM) when given (make test CHROMIUM=/path/to/chrome), else the system's or Playwright's.
 CHROMIUM ?=
+# The Colab-door pass of `make test` runs every chapter as another machine would (tools/portable.py):
+# another seed offset and math-kernel path (defaults there: offset 5, sse42). Override to try others:
+#   make test PORTABLE_OFFSET=3 PORTABLE_SIMD=avx2      (SIMD paths: native, avx2, sse42, cnr)
+PORTABLE_OFFSET ?=
+PORTABLE_SIMD ?=
 
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
@@ -59,6 +64,7 @@ test: install colab-env
 	chromium=$$(CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh 2>_build/.browser); \
 	browser=$$?; cat _build/.browser >&2; \
 	export D2LITE_CHROMIUM="$$chromium" OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1}; \
+	export D2LITE_PORTABLE_OFFSET="$(PORTABLE_OFFSET)" D2LITE_PORTABLE_SIMD="$(PORTABLE_SIMD)"; \
 	$(PY) -m tools.notebooks --test-dir $(NBVAL_DIR) >/dev/null \
 	  && $(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests $(NBVAL_DIR)/*.ipynb \
 	  --nbval-lax && $(PY) -m pytest -m book tests; status=$$?; \

@@ -28,6 +28,7 @@ from torch.utils import data
 
 from .hangul import conjugate, particle
 from .text import Vocab, detokenize_ko, tokenize_en, tokenize_ko, truncate_pad
+from .utils import _seed, generator
 
 __all__ = [
     "EnKoCorpus",
@@ -590,7 +591,7 @@ def make_enko_corpus(
             raise ValueError(f"{name} must be a non-negative int, got {n!r}")
     if not 0 < held_out < 1:
         raise ValueError(f"held_out must lie in (0, 1), got {held_out!r}")
-    rng = random.Random(seed)
+    rng = random.Random(_seed(seed))
     triples = enko_triples()
     candidates = [t for t in triples if t != RUNNING_EXAMPLE.triple]
     rng.shuffle(candidates)
@@ -655,9 +656,9 @@ def load_array(data_arrays: Sequence[torch.Tensor], batch_size: int, is_train: b
     sizes = {len(a) for a in data_arrays}
     if len(sizes) != 1:
         raise ValueError(f"all arrays need the same first dimension, got {sorted(sizes)}")
-    generator = torch.Generator().manual_seed(seed) if is_train else None
+    gen = generator(seed) if is_train else None
     dataset = data.TensorDataset(*data_arrays)
-    return data.DataLoader(dataset, batch_size, shuffle=is_train, generator=generator)
+    return data.DataLoader(dataset, batch_size, shuffle=is_train, generator=gen)
 
 
 def _tokenize_pairs(pairs, nouns=KO_NOUNS):

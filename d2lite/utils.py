@@ -8,6 +8,7 @@ import random
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from numbers import Integral
 
 import numpy as np
 import torch
@@ -17,16 +18,19 @@ __all__ = [
     "check_shape",
     "count_flops",
     "cpu",
+    "generator",
     "gpu",
     "is_watched",
     "num_gpus",
     "progress",
+    "seed_offset",
     "set_seed",
     "try_all_gpus",
     "try_gpu",
 ]
 
 _DEVICE_ENV = "D2LITE_DEVICE"
+_SEED_OFFSET_ENV = "D2LITE_SEED_OFFSET"
 
 
 def cpu() -> torch.device:
@@ -72,14 +76,53 @@ def try_all_gpus() -> list[torch.device]:
     return [gpu(i) for i in range(num_gpus())]
 
 
-def set_seed(seed: int = 0) -> None:
-    """Seed Python, NumPy and PyTorch so that CPU runs repeat exactly."""
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+def seed_offset() -> int:
+    """The offset that every seed of the book is shifted by: ``$D2LITE_SEED_OFFSET``, else 0.
+
+    A chapter's claims must hold for any seed, not only for the one it was written with. Setting
+    ``D2LITE_SEED_OFFSET=3`` runs the whole book with other random numbers (other initial
+    weights, data, shuffles), without editing a chapter: :func:`set_seed`, :func:`generator` and
+    every seeded data function of ``d2lite`` add this offset to the seed they are given.
+    """
+    raw = os.environ.get(_SEED_OFFSET_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        offset = int(raw)
+    except ValueError:
+        offset = -1
+    if offset < 0:
+        raise ValueError(f"{_SEED_OFFSET_ENV} must be a non-negative integer, got {raw!r}")
+    return offset
+
+
+def _seed(seed: int) -> int:
+    """``seed`` checked, plus the run's :func:`seed_offset`."""
+    if not isinstance(seed, Integral) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
+    return int(seed) + seed_offset()
+
+
+def set_seed(seed: int = 0) -> int:
+    """Seed Python, NumPy and PyTorch so that runs repeat exactly; return the seed used.
+
+    The seed used is ``seed + seed_offset()``: 0 unless ``D2LITE_SEED_OFFSET`` is set.
+    """
+    used = _seed(seed)
+    random.seed(used)
+    np.random.seed(used % 2**32)
+    torch.manual_seed(used)
     torch.use_deterministic_algorithms(True, warn_only=True)
+    return used
+
+
+def generator(seed: int = 0, device: str | torch.device = "cpu") -> torch.Generator:
+    """A ``torch.Generator`` of its own, seeded with ``seed + seed_offset()``.
+
+    A cell that draws from its own generator leaves the global random stream untouched, so the
+    cells after it repeat whatever it draws.
+    """
+    return torch.Generator(device=device).manual_seed(_seed(seed))
 
 
 def _shape_str(shape: Iterable[object]) -> str:

@@ -21,6 +21,9 @@ from torch import Tensor
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
+from .utils import _seed
+from .utils import generator as seeded_generator
+
 __all__ = [
     "FASHION_MNIST_FILES",
     "FASHION_MNIST_LABELS",
@@ -57,7 +60,7 @@ def load_digits_tensors(
         images,
         digits.target,
         test_size=test_fraction,
-        random_state=seed,
+        random_state=_seed(seed),
         stratify=digits.target,
     )
     mean, std = X_tr.mean(), X_tr.std()
@@ -81,7 +84,7 @@ def load_data_digits(
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     X_tr, y_tr, X_te, y_te = load_digits_tensors(test_fraction, seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     train_iter = DataLoader(
         TensorDataset(X_tr, y_tr), batch_size=batch_size, shuffle=True, generator=generator
     )
@@ -247,7 +250,7 @@ def load_data_fashion_mnist(
             X = F.interpolate(X, size=size, mode="bilinear", align_corners=False)
         return X, y
 
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     train_iter = DataLoader(
         split("train"), batch_size, shuffle=True, collate_fn=collate, generator=generator
     )

@@ -487,3 +487,20 @@ def test_exercise_directives_must_sit_in_a_shared_cell():
     ko, en = "정리하면 이렇습니다.", "In short, this.\n\n```{solution-end}\n```"
     assert any("shared cell" in p for p in book.pair_problems(ko, en))
     assert not any("shared cell" in p for p in book.pair_problems(ko, "In short, this."))
+
+
+# -- seeding goes through d2l ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [
+    "torch.manual_seed(0)", "g = torch.Generator().manual_seed(3)", "np.random.seed(1)",
+    "rng = np.random.default_rng(2)", "random.seed(4)", "torch.cuda.manual_seed_all(0)",
+    "r = random.Random(5)",
+])
+def test_raw_seeding_in_a_chapter_is_a_problem(code):
+    assert book.seeding_problems(code) and "D2LITE_SEED_OFFSET" in book.seeding_problems(code)[0]
+
+
+@pytest.mark.parametrize("code", ["d2l.set_seed(0)", "g = d2l.generator(3)", "x = torch.rand(2)"])
+def test_seeding_through_d2l_is_fine(code):
+    assert book.seeding_problems(code) == []

@@ -58,6 +58,42 @@ def test_set_seed_rejects_bad_seeds(bad):
         d2l.set_seed(bad)
 
 
+def test_the_seed_offset_shifts_every_seed_of_the_book(monkeypatch):
+    monkeypatch.delenv("D2LITE_SEED_OFFSET", raising=False)
+    assert d2l.seed_offset() == 0 and d2l.set_seed(3) == 3
+    base = (torch.rand(2), torch.rand(2, generator=d2l.generator(3)))
+    monkeypatch.setenv("D2LITE_SEED_OFFSET", "4")
+    assert d2l.seed_offset() == 4 and d2l.set_seed(3) == 7
+    shifted = (torch.rand(2), torch.rand(2, generator=d2l.generator(3)))
+    assert not torch.equal(base[0], shifted[0]) and not torch.equal(base[1], shifted[1])
+    d2l.set_seed(7 - 4)
+    assert torch.equal(torch.rand(2), shifted[0])
+    monkeypatch.setenv("D2LITE_SEED_OFFSET", "0")
+    assert torch.equal(torch.rand(2, generator=d2l.generator(7)), shifted[1])
+
+
+def test_the_seed_offset_reaches_the_seeded_data(monkeypatch):
+    monkeypatch.delenv("D2LITE_SEED_OFFSET", raising=False)
+    base = d2l.make_enko_corpus(50, 10, 10, seed=0).train
+    order = next(iter(d2l.load_array([torch.arange(20)], 20, seed=0)))[0]
+    monkeypatch.setenv("D2LITE_SEED_OFFSET", "1")
+    assert d2l.make_enko_corpus(50, 10, 10, seed=0).train != base
+    assert d2l.make_enko_corpus(50, 10, 10, seed=0).train == d2l.make_enko_corpus(
+        50, 10, 10, seed=0).train  # fmt: skip
+    assert not torch.equal(next(iter(d2l.load_array([torch.arange(20)], 20, seed=0)))[0], order)
+
+
+@pytest.mark.parametrize("raw", ["-1", "x", "1.5"])
+def test_a_bad_seed_offset_is_refused_with_its_name(monkeypatch, raw):
+    monkeypatch.setenv("D2LITE_SEED_OFFSET", raw)
+    with pytest.raises(ValueError, match="D2LITE_SEED_OFFSET must be a non-negative integer"):
+        d2l.set_seed(0)
+
+
+def test_set_seed_accepts_numpy_integers():
+    assert d2l.set_seed(np.int64(5)) == 5
+
+
 def test_try_gpu_honours_the_environment(monkeypatch):
     monkeypatch.setenv("D2LITE_DEVICE", "cpu")
     assert d2l.try_gpu() == torch.device("cpu")

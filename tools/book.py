@@ -411,6 +411,23 @@ def pair_problems(
     return problems
 
 
+# Seeding that bypasses d2l.set_seed / d2l.generator, and so D2LITE_SEED_OFFSET: a chapter run
+# "with other seeds" would then repeat these draws and prove nothing about them.
+_RAW_SEEDING = re.compile(
+    r"\btorch\.(?:cuda\.)?manual_seed(?:_all)?\(|\.manual_seed\(|\bnp\.random\.seed\("
+    r"|\bnumpy\.random\.seed\(|\bdefault_rng\(|(?<![\w.])random\.seed\(|random\.Random\("
+)
+
+
+def seeding_problems(code: str) -> list[str]:
+    """Seeds set in a code cell without going through ``d2l.set_seed`` or ``d2l.generator``."""
+    return [
+        f"seed with d2l.set_seed(...) or d2l.generator(...), not {m.group(0)!r}, so that "
+        "D2LITE_SEED_OFFSET reaches it"
+        for m in _RAW_SEEDING.finditer(code)
+    ]
+
+
 def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> list[Problem]:
     """All bilingual problems of one parsed notebook (glossary terms too, given a glossary)."""
     problems: list[Problem] = []
@@ -419,6 +436,8 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
     i = 0
     while i < len(cells):
         cell = cells[i]
+        if cell.cell_type == "code":
+            problems += [Problem(source, i, m) for m in seeding_problems(cell.source)]
         if cell.cell_type != "markdown":
             i += 1
             continue
