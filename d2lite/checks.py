@@ -4,6 +4,9 @@ Each check raises a ``ValueError`` that names the argument and says what was exp
 was received (shape, dtype or range); checks that normalise their input return it. The chapters
 call these in one line, so the taught code shows the idea and not the bookkeeping.
 
+* :func:`check_scalar`: every number argument (sizes, counts, rates, probabilities), in the
+  spirit of scikit-learn's ``check_scalar``: integers are ``numbers.Integral`` (NumPy integers
+  too, ``bool`` never), floats are real and finite, each within its range.
 * :func:`check_positive`, :func:`check_divisible`: sizes and counts of constructors.
 * :func:`check_tokens`: token ids (batch, steps) of any integer dtype, at least one step.
 * :func:`check_features`, :func:`check_scores`, :func:`check_rnn_inputs`,
@@ -15,7 +18,9 @@ call these in one line, so the taught code shows the idea and not the bookkeepin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from numbers import Integral, Real
 
 import torch
 from torch import Tensor, nn
@@ -28,6 +33,7 @@ __all__ = [
     "check_positive",
     "check_qkv",
     "check_rnn_inputs",
+    "check_scalar",
     "check_scores",
     "check_state",
     "check_tokens",
@@ -46,11 +52,55 @@ def _is_int_dtype(x: Tensor) -> bool:
     return not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool
 
 
+def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {low}"
+    return f"{'<' if high_open else '<='} {high}"
+
+
+def check_scalar(
+    value: object,
+    name: str,
+    kind: type = int,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> int | float:
+    """Return ``value`` as a Python ``int`` or ``float`` if it is a number of ``kind`` in range.
+
+    ``kind=int`` accepts any ``numbers.Integral`` (``np.int64(8)`` too) but never ``bool``;
+    ``kind=float`` accepts any real number (integers too) that is finite. ``low``/``high`` bound
+    the value, inclusive unless ``low_open``/``high_open``. The error names the argument, the
+    expected kind and range, and the received value.
+    """
+    if kind not in (int, float):
+        raise TypeError(f"check_scalar: kind must be int or float, got {kind!r}")
+    bounded = low is not None or high is not None
+    where = f" {_range_text(low, high, low_open, high_open)}" if bounded else ""
+    if kind is int and high is None and (low, low_open) in ((1, False), (0, True)):
+        what, where = "a positive int", ""
+    elif kind is int and high is None and (low, low_open) == (0, False):
+        what, where = "a non-negative int", ""
+    else:
+        what = "an int" if kind is int else "a finite real number"
+    ok_type = isinstance(value, Integral if kind is int else Real) and not isinstance(value, bool)
+    if not ok_type or (kind is float and not math.isfinite(value)):
+        raise ValueError(f"{name} must be {what}{where}, got {_got(value)}")
+    number = int(value) if kind is int else float(value)
+    below = low is not None and (number <= low if low_open else number < low)
+    above = high is not None and (number >= high if high_open else number > high)
+    if below or above:
+        raise ValueError(f"{name} must be {what}{where}, got {_got(value)}")
+    return number
+
+
 def check_positive(value: object, name: str) -> int:
-    """Return ``value`` if it is a positive int (``bool`` is refused), else raise."""
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {_got(value)}")
-    return value
+    """Return ``value`` as an int if it is a positive integer (``bool`` is refused), else raise."""
+    return check_scalar(value, name, int, low=1)
 
 
 def check_divisible(num_hiddens: int, num_heads: int) -> None:

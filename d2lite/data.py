@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 from torch.utils import data
 
+from . import checks
 from .hangul import conjugate, particle
 from .text import Vocab, detokenize_ko, tokenize_en, tokenize_ko, truncate_pad
 from .utils import _seed, generator
@@ -520,6 +521,33 @@ def _times(rng: random.Random, tense: str) -> str:
     return rng.choice(sorted(k for k, t in _TIMES.items() if tense in t[2]))
 
 
+def _frames_at_most(triple: tuple[str, str, str], max_adjuncts: int) -> int:
+    """An upper bound on the distinct frames :func:`_sample_frame` can draw for ``triple``."""
+    from itertools import combinations
+    from math import prod
+
+    subject, verb, arg = triple
+    total = 0
+    for tense in ("present", "past"):
+        times = sum(tense in t[2] for t in _TIMES.values())
+        if verb == "there_is":
+            total += 2 * (1 + times) * len(_PLACES)
+            continue
+        v = _VERBS[verb]
+        forms = 1 if arg in ("what", "where") else (2 if subject in ("i", "we") else 3)
+        choices = [times]
+        if v.objects and v.places:
+            choices.append(len(v.places))
+        if v.instruments:
+            choices.append(len(v.instruments))
+        if v.company:
+            choices.append(len(_COMPANIONS))
+        adjuncts = sum(prod(c) for k in range(min(max_adjuncts, len(choices)) + 1)
+                       for c in combinations(choices, k))  # fmt: skip
+        total += forms * adjuncts
+    return total
+
+
 def _sample_frame(rng: random.Random, triple: tuple[str, str, str], max_adjuncts: int) -> Frame:
     """A random sentence frame whose ``triple`` is the given one."""
     subject, verb, arg = triple
@@ -586,11 +614,12 @@ def make_enko_corpus(
     never occurs in training; half of them feed validation, the other half test. The pairs
     within a split are distinct, and the splits share no pair.
     """
-    for name, n in (("num_train", num_train), ("num_valid", num_valid), ("num_test", num_test)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"{name} must be a non-negative int, got {n!r}")
-    if not 0 < held_out < 1:
-        raise ValueError(f"held_out must lie in (0, 1), got {held_out!r}")
+    num_train = checks.check_scalar(num_train, "num_train", int, low=0)
+    num_valid = checks.check_scalar(num_valid, "num_valid", int, low=0)
+    num_test = checks.check_scalar(num_test, "num_test", int, low=0)
+    held_out = checks.check_scalar(held_out, "held_out", float, low=0, high=1, low_open=True,
+                                   high_open=True)  # fmt: skip
+    max_adjuncts = checks.check_scalar(max_adjuncts, "max_adjuncts", int, low=0)
     rng = random.Random(_seed(seed))
     triples = enko_triples()
     candidates = [t for t in triples if t != RUNNING_EXAMPLE.triple]
@@ -601,24 +630,30 @@ def make_enko_corpus(
     held = set(valid_triples) | set(test_triples)
     train_triples = [t for t in triples if t not in held]
 
-    def sample(pool, n: int, first: list[Frame]) -> list[Frame]:
+    def sample(pool, n: int, first: list[Frame], split: str) -> list[Frame]:
+        most = sum(_frames_at_most(t, max_adjuncts) for t in pool)
+        if n > most:  # refuse at once what no number of draws can give
+            raise ValueError(f"num_{split}={n} is more than the at most {most} distinct sentences "
+                             f"that the grammar can make from the {split} triples")
         frames = list(first[:n])
         seen = {generate_pair(f) for f in frames}
-        tries = 0
+        misses = 0
         while len(frames) < n:
-            tries += 1
-            if tries > 100 * n + 1000:
-                raise ValueError(f"the grammar has too few distinct sentences for {n} pairs")
+            misses += 1
+            if misses > 20 * len(frames) + 5000:  # no new sentence for this long: none left
+                raise ValueError(f"num_{split}={n}: the grammar gave only {len(frames)} distinct "
+                                 f"sentences for the {split} triples")
             f = _sample_frame(rng, rng.choice(pool), max_adjuncts)
             pair = generate_pair(f)
             if pair not in seen:
                 seen.add(pair)
                 frames.append(f)
+                misses = 0
         return frames
 
-    train_frames = sample(train_triples, num_train, [RUNNING_EXAMPLE])
-    valid_frames = sample(valid_triples, num_valid, [])
-    test_frames = sample(test_triples, num_test, [])
+    train_frames = sample(train_triples, num_train, [RUNNING_EXAMPLE], "train")
+    valid_frames = sample(valid_triples, num_valid, [], "valid")
+    test_frames = sample(test_triples, num_test, [], "test")
     return EnKoCorpus(
         train=[generate_pair(f) for f in train_frames],
         valid=[generate_pair(f) for f in valid_frames],
@@ -651,8 +686,7 @@ def build_array(
 def load_array(data_arrays: Sequence[torch.Tensor], batch_size: int, is_train: bool = True,
                seed: int = 0) -> data.DataLoader:  # fmt: skip
     """A DataLoader over equally long tensors; shuffled with a seeded generator when training."""
-    if not isinstance(batch_size, int) or batch_size <= 0:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     sizes = {len(a) for a in data_arrays}
     if len(sizes) != 1:
         raise ValueError(f"all arrays need the same first dimension, got {sorted(sizes)}")

@@ -279,7 +279,7 @@ def bilingual(
     would shrink it until its labels are unreadable.
     """
     if draw is None:
-        return lambda fn: bilingual(fn, caption=caption, dpi=dpi)
+        return lambda fn: bilingual(fn, caption=caption, dpi=dpi, alt=alt)
     if not callable(draw):
         raise ValueError(f"bilingual needs a drawing function, got {type(draw).__name__}")
     if caption is not None and (len(caption) != 2 or not all(isinstance(c, str) for c in caption)):

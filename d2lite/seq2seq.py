@@ -184,6 +184,9 @@ class Seq2SeqDecoder(Decoder):
         return self.dense(outputs), (state[0], hidden)
 
 
+IGNORE_INDEX = -100  # PyTorch's cross-entropy convention for a label that does not count
+
+
 def _length_mask(valid_lens: torch.Tensor, steps: int) -> torch.Tensor:
     """Boolean mask (batch, steps), True where the position is < valid_lens (batch,)."""
     if valid_lens.dim() != 1:
@@ -202,16 +205,23 @@ def _check_loss_inputs(logits, labels, valid_lens) -> torch.Tensor:
         )
     if valid_lens is None:
         raise ValueError(f"valid_lens must have shape ({logits.shape[0]},), got None")
-    return checks.check_valid_lens(valid_lens, *labels.shape)
+    valid_lens = checks.check_valid_lens(valid_lens, *labels.shape)
+    vocab = logits.shape[-1]
+    real = labels[labels != IGNORE_INDEX]
+    if real.numel() and (int(real.min()) < 0 or int(real.max()) >= vocab):  # one host sync
+        raise ValueError(f"labels must be token ids in [0, {vocab}) or {IGNORE_INDEX} (ignored), "
+                         f"got values from {int(real.min())} to {int(real.max())}")
+    return valid_lens
 
 
 def masked_cross_entropy(
     logits: torch.Tensor, labels: torch.Tensor, valid_lens: torch.Tensor
 ) -> torch.Tensor:
     """Mean cross-entropy over the real tokens only: logits (batch, steps, vocab),
-    labels (batch, steps), valid_lens (batch,) → scalar. Padding never counts."""
+    labels (batch, steps), valid_lens (batch,) → scalar. Padding never counts, nor does a label
+    of -100 (PyTorch's ``ignore_index``): neither is in the sum nor in the count."""
     valid_lens = _check_loss_inputs(logits, labels, valid_lens)
-    mask = _length_mask(valid_lens, labels.shape[1])
+    mask = _length_mask(valid_lens, labels.shape[1]) & (labels != IGNORE_INDEX)
     losses = F.cross_entropy(logits.transpose(1, 2), labels, reduction="none")
     n = mask.sum()
     if n == 0:
@@ -265,7 +275,15 @@ def _step_weights(decoder, batch: int, src_steps: int) -> torch.Tensor | None:
 
 @torch.no_grad()
 def _greedy(net, X, X_len, tgt_vocab, num_steps, save_attention_weights):
-    net.eval()
+    was_training = net.training
+    try:
+        net.eval()
+        return _greedy_steps(net, X, X_len, tgt_vocab, num_steps, save_attention_weights)
+    finally:
+        net.train(was_training)  # the caller's mode, as it was
+
+
+def _greedy_steps(net, X, X_len, tgt_vocab, num_steps, save_attention_weights):
     enc_all_outputs = net.encoder(X, X_len)
     state = net.decoder.init_state(enc_all_outputs, X_len)
     batch = X.shape[0]
@@ -324,6 +342,7 @@ def predict_seq2seq(
     detokenize = detokenize or detokenize_ko
     if not isinstance(src_sentence, str):
         raise ValueError(f"src_sentence must be a str, got {type(src_sentence).__name__}")
+    num_steps = checks.check_scalar(num_steps, "num_steps", int, low=1)
     device = device if device is not None else next(net.parameters()).device
     X, X_len = _encode_sources([src_sentence], src_vocab, num_steps, device, tokenize)
     out, weights = _greedy(net, X, X_len, tgt_vocab, num_steps, save_attention_weights)
@@ -355,6 +374,8 @@ def translate(
     detokenize = detokenize or detokenize_ko
     if isinstance(sentences, str):
         raise ValueError("sentences must be a list of str, got one str")
+    num_steps = checks.check_scalar(num_steps, "num_steps", int, low=1)
+    batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     device = device if device is not None else next(net.parameters()).device
     texts: list[str] = []
     for i in range(0, len(sentences), batch_size):
@@ -396,8 +417,7 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     token lists are accepted too, and a prediction shorter than n words scores 0 instead of
     dividing by zero.
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive int, got {k!r}")
+    k = checks.check_scalar(k, "k", int, low=1)
     pred, label = _tokens(pred_seq), _tokens(label_seq)
     if not label:
         raise ValueError("label_seq is empty")
@@ -424,8 +444,7 @@ def corpus_bleu(preds: Sequence, labels: Sequence, max_n: int = 4) -> float:
     """
     if len(preds) != len(labels):
         raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
-    if not isinstance(max_n, int) or max_n < 1:
-        raise ValueError(f"max_n must be a positive int, got {max_n!r}")
+    max_n = checks.check_scalar(max_n, "max_n", int, low=1)
     matches, totals = [0] * max_n, [0] * max_n
     c = r = 0
     for p, lab in zip(preds, labels):

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
+from . import checks
+
 __all__ = [
     "KO_PARTICLES",
     "RESERVED_TOKENS",
@@ -146,8 +148,13 @@ class Vocab:
         min_freq: int = 0,
         reserved_tokens: Sequence[str] = RESERVED_TOKENS,
     ) -> None:
-        if not isinstance(min_freq, int) or min_freq < 0:
-            raise ValueError(f"min_freq must be a non-negative int, got {min_freq!r}")
+        min_freq = checks.check_scalar(min_freq, "min_freq", int, low=0)
+        if isinstance(reserved_tokens, str) or not all(
+            isinstance(t, str) for t in reserved_tokens
+        ):  # a lone string would be split into its characters
+            raise ValueError(
+                f"reserved_tokens must be a list of str tokens, got {reserved_tokens!r}"
+            )
         reserved = list(RESERVED_TOKENS) + [t for t in reserved_tokens if t not in RESERVED_TOKENS]
         if len(set(reserved)) != len(reserved):
             raise ValueError(f"reserved_tokens has duplicates: {list(reserved_tokens)}")
@@ -182,8 +189,7 @@ class Vocab:
             indices = indices.tolist()
         if isinstance(indices, (list, tuple)):
             return [self.to_tokens(i) for i in indices]
-        if not isinstance(indices, int) or isinstance(indices, bool):
-            raise ValueError(f"expected an int index, got {type(indices).__name__}")
+        indices = checks.check_scalar(indices, "index", int)
         if not 0 <= indices < len(self):
             raise ValueError(f"index {indices} out of range for a vocabulary of {len(self)}")
         return self.idx_to_token[indices]
@@ -214,8 +220,7 @@ def truncate_pad(line: Sequence[int], num_steps: int, padding_token: int) -> lis
 
     Same as d2l, except that a non-positive ``num_steps`` raises ValueError.
     """
-    if not isinstance(num_steps, int) or num_steps <= 0:
-        raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
+    num_steps = checks.check_scalar(num_steps, "num_steps", int, low=1)
     line = list(line)
     if len(line) > num_steps:
         return line[:num_steps]

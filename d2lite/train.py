@@ -22,6 +22,7 @@ from matplotlib import pyplot as plt
 from torch import nn
 from torch.nn import functional as F
 
+from . import checks
 from .plotting import bilingual
 from .plotting import plot as _curves
 from .seq2seq import masked_cross_entropy
@@ -141,12 +142,13 @@ def fit(
     (``None``: no clipping). ``evaluate(net)`` runs after every epoch in eval mode. With
     ``plot`` the curves are drawn at the end (``caption``: a (Korean, English) pair).
     """
-    if not isinstance(num_epochs, int) or num_epochs < 1:
-        raise ValueError(f"num_epochs must be a positive int, got {num_epochs!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    if max_seconds is not None and not max_seconds > 0:
-        raise ValueError(f"max_seconds must be positive or None, got {max_seconds!r}")
+    num_epochs = checks.check_scalar(num_epochs, "num_epochs", int, low=1)
+    lr = checks.check_scalar(lr, "lr", float, low=0, low_open=True)
+    weight_decay = checks.check_scalar(weight_decay, "weight_decay", float, low=0)
+    if clip_grad is not None:  # 0 would zero every gradient, a negative norm ascend the loss
+        clip_grad = checks.check_scalar(clip_grad, "clip_grad", float, low=0, low_open=True)
+    if max_seconds is not None:
+        max_seconds = checks.check_scalar(max_seconds, "max_seconds", float, low=0, low_open=True)
     device = device if device is not None else try_gpu()
     net.to(device)
     if isinstance(optimizer, str):

@@ -21,6 +21,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
+from . import checks
 from .utils import _seed
 from .utils import generator as seeded_generator
 
@@ -81,8 +82,7 @@ def load_data_digits(
     The training loader shuffles with its own generator seeded by ``seed``, so the order of
     minibatches repeats from run to run whatever else used the global random state.
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     X_tr, y_tr, X_te, y_te = load_digits_tensors(test_fraction, seed)
     generator = seeded_generator(seed)
     train_iter = DataLoader(
@@ -225,8 +225,7 @@ def load_data_fashion_mnist(
     with bilinear interpolation). The cache lives in ``root``, by default ``$D2LITE_DATA`` or
     ``~/.cache/d2lite``. Meant for Colab or a GPU; the book's chapters use the digits.
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     if resize is not None:
         size = (resize, resize) if isinstance(resize, int) else tuple(resize)
         if len(size) != 2 or min(size) < 1:

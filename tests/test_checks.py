@@ -217,7 +217,7 @@ BAD = [
         lambda: d2l.translate(None, "a b", d2l.Vocab(["a"]), d2l.Vocab(["a"]), 4),
         r"sentences must be a list of str, got one str",
     ),
-    ("bleu", lambda: d2l.bleu("a b", "a b", k=0), r"k must be a positive int, got 0"),
+    ("bleu", lambda: d2l.bleu("a b", "a b", k=0), r"k must be a positive int, got int 0"),
     ("corpus_bleu", lambda: d2l.corpus_bleu(["a"], ["a"], max_n=0), r"max_n must be a positive"),
     ("evaluate_bleu", lambda: d2l.evaluate_bleu(None, [], None, None, 4), r"no pairs to evaluate"),
     # -- chapter 6: multi-head attention

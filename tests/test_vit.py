@@ -210,7 +210,7 @@ def test_digits_rejects_bad_fraction(kwargs):
 
 
 def test_digits_rejects_bad_batch_size():
-    with pytest.raises(ValueError, match="batch_size must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="batch_size must be a positive int, got int 0"):
         d2l.load_data_digits(batch_size=0)
 
 
@@ -356,7 +356,7 @@ def test_fashion_mnist_published_digests_look_right():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(batch_size=0), "batch_size must be a positive int, got 0"),
+        (dict(batch_size=0), "batch_size must be a positive int, got int 0"),
         (dict(batch_size=4, resize=(28, 0)), r"resize must be a positive int or \(h, w\)"),
         (dict(batch_size=4, resize=(1, 2, 3)), r"resize must be a positive int or \(h, w\)"),
     ],

@@ -1,0 +1,153 @@
+"""Regression tests for silent wrong results found by a probe of bad and unusual inputs (issue 23).
+
+Each case once ran without complaint and returned something wrong; now it raises a clear
+``ValueError`` naming the argument, or does what the documentation promises.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import d2lite as d2l
+from d2lite import checks
+
+# -- one scalar validator ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [8, np.int64(8), np.int32(8), torch.tensor(8).item()])
+def test_integers_of_any_kind_are_accepted(value):
+    assert checks.check_scalar(value, "n", int, low=1) == 8
+    assert type(checks.check_scalar(value, "n", int, low=1)) is int
+
+
+@pytest.mark.parametrize("value, match", [
+    (True, "n must be a positive int, got bool True"),
+    (2.0, "n must be a positive int, got float 2.0"),
+    ("3", "n must be a positive int, got str '3'"),
+    (0, "n must be a positive int, got int 0"),
+])
+def test_what_is_not_a_positive_int_is_named(value, match):
+    with pytest.raises(ValueError, match=match):
+        checks.check_scalar(value, "n", int, low=1)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -0.1, 1.5, True, "0.5"])
+def test_floats_must_be_finite_and_in_range(value):
+    with pytest.raises(ValueError, match=r"p must be a finite real number in \[0, 1\]"):
+        checks.check_scalar(value, "p", float, low=0, high=1)
+
+
+def test_open_bounds_exclude_their_ends():
+    assert checks.check_scalar(np.float32(0.5), "lr", float, low=0, low_open=True) == 0.5
+    with pytest.raises(ValueError, match="lr must be a finite real number > 0, got int 0"):
+        checks.check_scalar(0, "lr", float, low=0, low_open=True)
+
+
+# -- the training loop ---------------------------------------------------------------------------
+
+
+def _tiny_classifier_data():
+    X = torch.randn(32, 4, generator=d2l.generator(0))
+    y = (X[:, 0] > 0).long()
+    return d2l.load_array([X, y], 16, seed=0)
+
+
+@pytest.mark.parametrize("clip_grad", [-1, 0, float("nan")])
+def test_clip_grad_that_would_ascend_or_freeze_is_refused(clip_grad):
+    net = nn.Linear(4, 2)
+    with pytest.raises(ValueError, match="clip_grad must be a finite real number > 0"):
+        d2l.train_classifier(net, _tiny_classifier_data(), None, 1, 0.1, device=d2l.cpu(),
+                             clip_grad=clip_grad, plot=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(num_epochs=True), "num_epochs"), (dict(num_epochs=0), "num_epochs"),
+    (dict(lr=0.0), "lr"), (dict(lr=float("inf")), "lr"), (dict(weight_decay=-1.0), "weight_decay"),
+    (dict(max_seconds=0), "max_seconds"),
+])
+def test_fit_names_its_bad_numbers(kwargs, name):
+    args = dict(num_epochs=1, lr=0.1) | kwargs
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        d2l.train_classifier(nn.Linear(4, 2), _tiny_classifier_data(), None, args["num_epochs"],
+                             args["lr"], device=d2l.cpu(), plot=False,
+                             **{k: v for k, v in args.items() if k not in ("num_epochs", "lr")})
+
+
+def test_numpy_integers_are_counts_too():
+    history = d2l.train_classifier(nn.Linear(4, 2), _tiny_classifier_data(), None, np.int64(2),
+                                   0.1, device=d2l.cpu(), plot=False)  # fmt: skip
+    assert len(history["loss"]) == 2
+
+
+# -- text, corpus and decoding -------------------------------------------------------------------
+
+
+def test_a_lone_reserved_token_string_is_not_split_into_characters():
+    with pytest.raises(ValueError, match="reserved_tokens must be a list of str tokens"):
+        d2l.Vocab(["a", "b"], reserved_tokens="<sep>")
+    assert "<sep>" in d2l.Vocab(["a"], reserved_tokens=["<sep>"]).idx_to_token
+
+
+def test_an_impossible_corpus_is_refused_at_once():
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="num_train=1000000 is more than the at most"):
+        d2l.make_enko_corpus(num_train=10**6)
+    assert time.perf_counter() - start < 5  # refused before sampling, not after minutes
+
+
+def test_the_loss_leaves_out_ignored_labels_and_refuses_foreign_ids():
+    logits = torch.randn(2, 3, 5, generator=d2l.generator(0))
+    labels = torch.tensor([[1, 2, 3], [4, 0, 1]])
+    lens = torch.tensor([3, 3])
+    ignored = labels.clone()
+    ignored[0, 2] = -100
+    by_hand = nn.functional.cross_entropy(logits.reshape(-1, 5), ignored.reshape(-1))
+    torch.testing.assert_close(d2l.masked_cross_entropy(logits, ignored, lens), by_hand)
+    bad = labels.clone()
+    bad[1, 1] = 5
+    with pytest.raises(ValueError, match=r"labels must be token ids in \[0, 5\)"):
+        d2l.masked_cross_entropy(logits, bad, lens)
+
+
+def _tiny_seq2seq():
+    src = d2l.Vocab([["go", "home"]])
+    tgt = d2l.Vocab([["집", "에", "가다"]])
+    enc = d2l.Seq2SeqEncoder(len(src), 8, 8, 1)
+    dec = d2l.Seq2SeqDecoder(len(tgt), 8, 8, 1)
+    return d2l.EncoderDecoder(enc, dec), src, tgt
+
+
+def test_decoding_puts_the_network_back_in_the_mode_it_was_in():
+    net, src, tgt = _tiny_seq2seq()
+    net.train()
+    d2l.predict_seq2seq(net, "go home", src, tgt, 5)
+    assert net.training
+    d2l.translate(net, ["go home"], src, tgt, 5)
+    assert net.training
+    net.eval()
+    d2l.predict_seq2seq(net, "go home", src, tgt, 5)
+    assert not net.training
+
+
+@pytest.mark.parametrize("batch_size", [-1, 0, True])
+def test_translate_refuses_a_batch_size_that_would_return_nothing(batch_size):
+    net, src, tgt = _tiny_seq2seq()
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+        d2l.translate(net, ["go home"], src, tgt, 5, batch_size=batch_size)
+
+
+def test_the_bilingual_decorator_keeps_its_alt_text(monkeypatch):
+    shown = []
+    monkeypatch.setattr(d2l.plotting, "_display", lambda images, captions, alts: shown.append(alts))
+    import matplotlib.pyplot as plt
+
+    @d2l.bilingual(caption=("캡션", "caption"), alt=("대체 글", "alt text"))
+    def _(t):
+        plt.figure(figsize=(2, 2))
+
+    assert shown and shown[0]["en"] == "alt text" and shown[0]["ko"] == "대체 글"
