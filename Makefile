@@ -23,7 +23,7 @@ PORTABLE_SIMD ?=
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install browser book pdf test test-fast notebooks colab-env export bench lint clean
+.PHONY: install browser book pdf test test-fast test-unit notebooks colab-env export bench lint clean
 
 install: $(STAMP)
 
@@ -71,7 +71,16 @@ test: install colab-env
 	if [ $$browser != 0 ]; then tail -n 1 _build/.browser >&2; exit 1; fi; \
 	exit $$status
 
-# Everything but the website build and the chapters: seconds, for the edit-test loop.
+# The library's own tests (d2lite's modules, the scalar checks, the bad-input table), on both
+# cores: the edit-test loop for library work.
+UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py efficient.py \
+	fast_attention.py multihead.py plot.py pooling.py positional.py promises.py rnn.py \
+	seq2seq.py text.py train.py transformer.py utils.py vit.py)
+
+test-unit: install
+	$(PY) -m pytest -q -n $(JOBS) $(UNIT_TESTS)
+
+# Everything but the website build and the chapters, for the edit-test loop of tools and pages.
 test-fast: install
 	$(PY) -m pytest -m "not book and not colab" tests
 
