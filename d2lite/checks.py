@@ -14,12 +14,18 @@ call these in one line, so the taught code shows the idea and not the bookkeepin
 * :func:`check_valid_lens`: integer lengths (integral floats converted) with
   ``min_len <= v <= num_keys``, shape (batch,) or (batch, queries).
 * :func:`check_qkv`, :func:`check_in_features`: attention inputs and projection sizes.
+* :func:`door`: where inputs enter a model (an encoder, a decoder, a whole encoder–decoder),
+  their *values* (token ids in range, lengths in range) are checked once, with one host
+  synchronisation; the layers inside check shapes only. On a GPU every value check waits for
+  the device, so a check in every layer would stall it once per layer.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import torch
@@ -38,7 +44,12 @@ __all__ = [
     "check_state",
     "check_tokens",
     "check_valid_lens",
+    "door",
+    "values_checked",
 ]
+
+# True inside a model whose door has checked the values of its inputs (see `door`).
+_CHECKED = contextvars.ContextVar("d2lite_values_checked", default=False)
 
 
 def _got(x: object) -> str:
@@ -201,6 +212,8 @@ def check_valid_lens(
     expected = " or ".join(str(s) for s in shapes)
     if not isinstance(valid_lens, Tensor) or tuple(valid_lens.shape) not in shapes:
         raise ValueError(f"{name} must have shape {expected}, got {_got(valid_lens)}")
+    if _CHECKED.get():  # the model's door checked these values; convert, do not sync
+        return valid_lens if _is_int_dtype(valid_lens) else valid_lens.long()
     if valid_lens.is_floating_point():
         if not bool((valid_lens == valid_lens.round()).all()):
             raise ValueError(f"{name} must hold whole numbers, got {valid_lens.tolist()}")
@@ -242,3 +255,49 @@ def check_in_features(layer: nn.Module, x: Tensor, name: str) -> None:
         raise ValueError(
             f"{name} must have {layer.in_features} features (last axis), got {_got(x)}"
         )
+
+
+def values_checked() -> bool:
+    """Whether the caller runs inside a :func:`door` that has checked its inputs' values."""
+    return _CHECKED.get()
+
+
+@contextmanager
+def door(
+    tokens: Sequence[tuple[str, Tensor, int]] = (),
+    lens: Sequence[tuple[str, Tensor | None, int, int]] = (),
+) -> Iterator[None]:
+    """Check the values of a model's inputs once, then trust them inside the ``with`` block.
+
+    ``tokens`` holds ``(name, ids, vocab_size)``: every id must lie in ``[0, vocab_size)``;
+    ``lens`` holds ``(name, valid_lens, low, high)``: every length in ``[low, high]`` (``None``
+    lengths are skipped). Shapes and dtypes are the caller's to check first (``check_tokens``,
+    ``check_valid_lens``). All the conditions are gathered on the device and read with one host
+    synchronisation; an error names the argument, the range and the values found. Inside a door
+    that has already checked (a decoder inside an encoder–decoder), nothing is checked again.
+    """
+    if _CHECKED.get():
+        yield
+        return
+    conditions, messages = [], []
+    for name, ids, vocab_size in tokens:
+        if ids.numel():
+            conditions.append((ids.min() < 0) | (ids.max() >= vocab_size))
+            messages.append(lambda n=name, x=ids, v=vocab_size: (
+                f"{n} must hold token ids in [0, {v}) (the vocabulary's size), got ids from "
+                f"{int(x.min())} to {int(x.max())}"))
+    for name, valid_lens, low, high in lens:
+        if valid_lens is not None and valid_lens.numel():
+            conditions.append((valid_lens.min() < low) | (valid_lens.max() > high))
+            messages.append(lambda n=name, x=valid_lens, a=low, b=high: (
+                f"{n} must lie in [{a}, {b}], got {x.tolist()}"))
+    if conditions:
+        flags = torch.stack(conditions).tolist()  # the one host synchronisation
+        for bad, message in zip(flags, messages):
+            if bad:
+                raise ValueError(message())
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
