@@ -60,7 +60,7 @@ def portable_env(offset: int | None = None, simd: str | None = None) -> dict[str
 
 
 _RUN = r"""
-import json, sys, time
+import json, re, sys, time
 import jupytext
 from nbclient import NotebookClient
 nb = jupytext.read(sys.argv[1])
@@ -70,11 +70,16 @@ client.execute()
 wall = time.perf_counter() - start
 failures = []
 code = [c for c in nb.cells if c.cell_type == "code"]
+ansi = re.compile(r"\x1b\[[0-9;]*m")
 for i, cell in enumerate(code, start=1):
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
+            # IPython marks the line that raised with "---->" in the cell's traceback frame
+            frames = [ansi.sub("", t) for t in out.get("traceback", [])]
+            marked = [ln for t in frames for ln in t.splitlines() if ln.lstrip().startswith("---->")]
+            line = marked[0].split("---->", 1)[1].strip() if marked else cell.source.strip()
             failures.append({"cell": i, "error": f"{out['ename']}: {out['evalue']}"[:400],
-                             "source": cell.source.strip().splitlines()[-1][:120]})
+                             "source": line.splitlines()[-1][:140]})
 print(json.dumps({"wall": round(wall, 1), "failures": failures}))
 """
 
