@@ -76,7 +76,8 @@ for i, cell in enumerate(code, start=1):
         if out.get("output_type") == "error":
             # IPython marks the line that raised with "---->" in the cell's traceback frame
             frames = [ansi.sub("", t) for t in out.get("traceback", [])]
-            marked = [ln for t in frames for ln in t.splitlines() if ln.lstrip().startswith("---->")]
+            lines = [ln for t in frames for ln in t.splitlines()]
+            marked = [ln for ln in lines if ln.lstrip().startswith("---->")]
             line = marked[0].split("---->", 1)[1].strip() if marked else cell.source.strip()
             failures.append({"cell": i, "error": f"{out['ename']}: {out['evalue']}"[:400],
                              "source": line.splitlines()[-1][:140]})
