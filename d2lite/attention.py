@@ -30,12 +30,11 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
     # (batch,): one length per example; (batch, queries): one per query.
     lens = valid_lens.reshape(batch, -1, 1)
     keep = torch.arange(keys, device=X.device) < lens  # (batch, 1 or queries, keys)
-    # One pass over the scores: a hidden score becomes the most negative float. Its exp is
-    # exactly 0 in every row that keeps a key, and the row stays free of NaN (unlike -inf).
-    weights = torch.softmax(X.masked_fill(~keep, torch.finfo(X.dtype).min), dim=-1)
-    # A row that keeps no key (valid length 0) came out uniform: make it zero, only if one exists.
-    empty = lens == 0
-    return weights.masked_fill(empty, 0.0) if bool(empty.any()) else weights
+    # A hidden score becomes -inf, whose exp is exactly 0. A row that keeps no key (valid
+    # length 0) comes out 0/0 = NaN; every place of it is hidden, so the overwrite below makes
+    # it all zeros. Nothing asks whether such a row exists: no wait for the device.
+    weights = torch.softmax(X.masked_fill(~keep, -math.inf), dim=-1)
+    return weights.masked_fill(~keep, 0.0)
 
 
 class DotProductAttention(nn.Module):
@@ -87,13 +86,10 @@ def fused_attention(
     if valid_lens is None:
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
     lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)  # (batch, 1, 1 or n, 1)
-    empty = lens == 0
-    has_empty = bool(empty.any())
-    if has_empty:  # the kernel would give NaN: show such a query every key, zero it below
-        lens = lens.masked_fill(empty, m)
-    keep = torch.arange(m, device=queries.device) < lens  # (batch, 1, 1 or n, m)
+    empty = lens == 0  # the kernel would give NaN: show such a query every key, zero it below
+    keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
     out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=keep, dropout_p=dropout)
-    return out.masked_fill(empty, 0.0) if has_empty else out
+    return out.masked_fill(empty, 0.0)
 
 
 @contextlib.contextmanager
