@@ -45,6 +45,7 @@ __all__ = [
     "check_tokens",
     "check_valid_lens",
     "door",
+    "token_door",
     "values_checked",
 ]
 
@@ -193,13 +194,16 @@ def check_valid_lens(
     queries: int | None = None,
     min_len: int = 0,
     name: str = "valid_lens",
+    values: bool = True,
 ) -> Tensor | None:
     """Valid lengths as an integer tensor, or None.
 
     Accepts a tensor (any integer dtype, or a float dtype holding whole numbers, converted to
     int64) or a list of ints, of shape (batch,) or, when ``queries`` is given, (batch, queries).
     Every length must lie in [min_len, num_keys]: 0 means "no key" (an all-zero weight row),
-    while encoders pass ``min_len=1`` because every sentence has at least ``<eos>``.
+    while encoders pass ``min_len=1`` because every sentence has at least ``<eos>``. With
+    ``values=False`` (a model's :func:`door` checks them) or inside a door, integer lengths are
+    not read, so no host synchronisation happens here.
     """
     if valid_lens is None:
         return None
@@ -220,6 +224,8 @@ def check_valid_lens(
         valid_lens = valid_lens.long()
     elif not _is_int_dtype(valid_lens):
         raise ValueError(f"{name} must hold integers, got {_got(valid_lens)}")
+    if not values:
+        return valid_lens
     if valid_lens.numel() and (valid_lens.min() < min_len or valid_lens.max() > num_keys):
         raise ValueError(
             f"{name} must lie in [{min_len}, {num_keys}] for {num_keys} keys, "
@@ -301,3 +307,20 @@ def door(
         yield
     finally:
         _CHECKED.reset(token)
+
+
+@contextmanager
+def token_door(
+    X: object, vocab_size: int, valid_lens: object = None, *, min_len: int = 1, name: str = "X"
+) -> Iterator[Tensor | None]:
+    """The door of a model that reads token ids: ``with token_door(X, V, valid_lens) as lens:``.
+
+    Checks that ``X`` is (batch, steps) integer ids and ``valid_lens`` a (batch,) length tensor
+    (or None), then their values (ids in ``[0, vocab_size)``, lengths in ``[min_len, steps]``)
+    with one host synchronisation, and yields the lengths as an integer tensor; inside the block
+    the layers trust them.
+    """
+    X = check_tokens(X, name)
+    lens = check_valid_lens(valid_lens, *X.shape, min_len=min_len, values=False)
+    with door(tokens=[(name, X, vocab_size)], lens=[("valid_lens", lens, min_len, X.shape[1])]):
+        yield lens

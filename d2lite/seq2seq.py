@@ -130,19 +130,18 @@ class Seq2SeqEncoder(Encoder):
         self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True)
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None, *args):
-        checks.check_tokens(X)
-        valid_lens = checks.check_valid_lens(valid_lens, *X.shape, min_len=1)
-        embs = self.embedding(X)  # (batch, steps, embed_size)
-        if valid_lens is None:
-            return self.rnn(embs)
-        packed = nn.utils.rnn.pack_padded_sequence(
-            embs, valid_lens.cpu(), batch_first=True, enforce_sorted=False
-        )
-        outputs, state = self.rnn(packed)
-        outputs, _ = nn.utils.rnn.pad_packed_sequence(
-            outputs, batch_first=True, total_length=X.shape[1]
-        )
-        return outputs, state
+        with checks.token_door(X, self.embedding.num_embeddings, valid_lens) as valid_lens:
+            embs = self.embedding(X)  # (batch, steps, embed_size)
+            if valid_lens is None:
+                return self.rnn(embs)
+            packed = nn.utils.rnn.pack_padded_sequence(
+                embs, valid_lens.cpu(), batch_first=True, enforce_sorted=False
+            )
+            outputs, state = self.rnn(packed)
+            outputs, _ = nn.utils.rnn.pad_packed_sequence(
+                outputs, batch_first=True, total_length=X.shape[1]
+            )
+            return outputs, state
 
 
 class Seq2SeqDecoder(Decoder):
