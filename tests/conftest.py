@@ -37,7 +37,7 @@ SOURCES = [
     "_ext/*.py",
     "_static/*",
     "_templates/*",
-    "d2lite/*.py",
+    "d2lite/**/*.py",
 ]
 
 
