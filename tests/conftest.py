@@ -38,6 +38,7 @@ SOURCES = [
     "_static/*",
     "_templates/*",
     "d2lite/**/*.py",
+    "d2lite/**/*.json",
 ]
 
 

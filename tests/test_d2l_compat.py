@@ -424,3 +424,24 @@ def test_the_compat_page_runs_here_as_the_website_build_runs_it():
     finally:
         os.chdir(cwd)
     assert namespace["NAMES"] and "count_flops" in namespace["NAMES"]
+
+
+def test_the_notes_on_d2l_live_once_in_notes_json():
+    """d2lite.d2l and the appendix page read d2lite/d2l/notes.json; no copy is kept in code."""
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    notes = json.loads((root / "d2lite" / "d2l" / "notes.json").read_text(encoding="utf-8"))
+    assert {"d2l_diff", "book_note", "book_diff_ko", "summary_ko"} <= set(notes)
+    assert d2l.BOOK_DIFFS_KO == notes["book_diff_ko"]
+    for name, note in notes["d2l_diff"].items():
+        assert getattr(d2l, name).__d2l_diff__ == note, name
+    literal = re.compile(
+        r'^[ \t]*[\w.]*\b(__d2l_diff__|SUMMARY_KO|BOOK_DIFFS_KO|NOTES)\b[^=\n]*=\s*\{\s*["\n]',
+        re.M,
+    )
+    for path in [*(root / "d2lite").rglob("*.py"), root / "book" / "d2l_compat.md"]:
+        found = literal.search(path.read_text(encoding="utf-8"))
+        assert not found, f"{path.relative_to(root)}: {found.group(0)!r}, not in notes.json"

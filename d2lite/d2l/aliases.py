@@ -116,16 +116,6 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
                         shared_scale=shared_scale)
 
 
-show_heatmaps.__d2l_diff__ = {
-    "ko": "d2l처럼 패널마다 색 범위와 색 막대가 따로입니다(shared_scale=False). 책의 "
-          "show_heatmaps는 기본으로 모든 패널에 색 범위 하나를 씁니다. figsize는 둘 다 그림 전체 "
-          "크기입니다.",
-    "en": "Each panel has its own colour scale and colour bar, as in d2l (shared_scale=False); "
-          "the book's show_heatmaps shares one scale by default. In both, figsize is the whole "
-          "figure.",
-}
-
-
 def check_shape(a, shape) -> None:
     """Check that ``a.shape`` equals ``shape`` (raises ``AssertionError`` like d2l)."""
     got, want = tuple(a.shape), tuple(shape)
@@ -135,14 +125,6 @@ def check_shape(a, shape) -> None:
 def check_len(a, n) -> None:
     """Check that ``len(a) == n`` (raises ``AssertionError`` like d2l)."""
     assert len(a) == n, f"list's length {len(a)} != expected length {n}"
-
-
-check_shape.__d2l_diff__ = {
-    "ko": "d2l처럼 AssertionError를 냅니다. 책의 check_shape는 ValueError를 내고 None을 "
-          "아무 크기로 받아 줍니다.",
-    "en": "Raises AssertionError as d2l does; the book's check_shape raises ValueError and "
-          "lets None match any size.",
-}
 
 
 def _pair(x):

@@ -106,13 +106,6 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         return self._attention_weights
 
 
-Seq2SeqAttentionDecoder.__d2l_diff__ = {
-    "ko": "d2l처럼 attention_weights가 스텝마다 (배치, 1, 키) 텐서 하나씩 담은 리스트입니다. "
-          "책의 것은 (배치, 스텝, 키) 텐서 하나입니다.",
-    "en": "attention_weights is d2l's list of one (batch, 1, keys) tensor per step; the book's "
-          "is one (batch, steps, keys) tensor.",
-}
-
 class MultiHeadAttention(Module):
     """Multi-head attention; heads are folded into the batch axis, so
     ``self.attention.attention_weights`` is (batch * num_heads, queries, keys) as in d2l."""
@@ -144,14 +137,6 @@ class MultiHeadAttention(Module):
         """Undo ``transpose_qkv``."""
         X = X.reshape(-1, self.num_heads, X.shape[1], X.shape[2]).permute(0, 2, 1, 3)
         return X.reshape(X.shape[0], X.shape[1], -1)
-
-
-MultiHeadAttention.__d2l_diff__ = {
-    "ko": "d2l처럼 d2l.Module이고 출력 크기에 맞춰 게으르게(lazy) 만들어지는 선형층을 씁니다. "
-          "책의 것은 입력 크기를 알면 바로 만들어지고 입력 모양을 검사합니다.",
-    "en": "A d2l.Module with lazily sized linear layers as in d2l; the book's is built eagerly "
-          "when the input sizes are known and checks input shapes.",
-}
 
 
 class PositionalEncoding(nn.Module):
@@ -235,14 +220,6 @@ class TransformerEncoder(Encoder):
         return X
 
 
-TransformerEncoder.__d2l_diff__ = {
-    "ko": "attention_weights가 d2l처럼 블록마다 (배치×헤드, 쿼리, 키) 텐서 하나씩 담은 "
-          "리스트입니다. 책의 것은 (배치, 블록, 헤드, 쿼리, 키) 텐서 하나입니다.",
-    "en": "attention_weights is d2l's list of one (batch * heads, queries, keys) tensor per "
-          "block; the book's is one (batch, blocks, heads, queries, keys) tensor.",
-}
-
-
 class TransformerDecoderBlock(nn.Module):
     """Decoder block ``i``: masked self-attention over the cached keys, encoder-decoder
     attention, FFN; ``state[2][i]`` caches this block's inputs so far."""
@@ -304,12 +281,3 @@ class TransformerDecoder(AttentionDecoder):
     @property
     def attention_weights(self):
         return self._attention_weights
-
-
-TransformerDecoder.__d2l_diff__ = {
-    "ko": "attention_weights가 d2l처럼 [블록별 자기 어텐션, 블록별 인코더-디코더 어텐션] 두 "
-          "리스트입니다. 책의 것은 (배치, 블록, 헤드, 쿼리, 키) 텐서 두 개입니다.",
-    "en": "attention_weights is d2l's pair of lists [self-attention per block, encoder-decoder "
-          "attention per block]; the book's is a pair of (batch, blocks, heads, queries, keys) "
-          "tensors.",
-}

@@ -214,18 +214,3 @@ class FashionMNIST(DataModule):
             ax.imshow(img.numpy(), cmap="gray")
             ax.set_title(label)
             ax.axis("off")
-
-
-FashionMNIST.__d2l_diff__ = {
-    "ko": "torchvision 없이 네 압축 파일을 SHA-256으로 확인하며 내려받고, 크기 조정은 "
-          "배치마다 쌍선형 보간으로 합니다.",
-    "en": "Needs no torchvision: the four archives are downloaded and checked by SHA-256, and "
-          "each batch is resized by bilinear interpolation.",
-}
-MTFraEng.__d2l_diff__ = {
-    "ko": "d2l이 공개한 SHA-1로 압축 파일을 확인하고, 오프라인이면 파일을 둘 경로를 알려 주는 "
-          "OSError를 냅니다.",
-    "en": "Checks the archive against d2l's published SHA-1 and, offline, raises an OSError "
-          "that says where to put the file.",
-}
-

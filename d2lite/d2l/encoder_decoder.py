@@ -65,14 +65,6 @@ class EncoderDecoder(Classifier):
         return torch.cat(outputs[1:], 1), attention_weights
 
 
-EncoderDecoder.__d2l_diff__ = {
-    "ko": "d2l처럼 Classifier를 상속하고 predict_step을 가집니다. 책의 EncoderDecoder는 "
-          "nn.Module이고 번역은 predict_seq2seq가 맡습니다.",
-    "en": "A Classifier with predict_step as in d2l; the book's EncoderDecoder is an nn.Module "
-          "and translation is done by predict_seq2seq.",
-}
-
-
 class Seq2SeqEncoder(Encoder):
     """GRU encoder: tokens (batch, steps) -> outputs (steps, batch, h), state (layers, batch, h)."""
 
@@ -86,14 +78,6 @@ class Seq2SeqEncoder(Encoder):
         embs = self.embedding(X.t().type(torch.int64))  # (steps, batch, embed)
         outputs, state = self.rnn(embs)
         return outputs, state
-
-
-Seq2SeqEncoder.__d2l_diff__ = {
-    "ko": "출력이 d2l처럼 시간 축이 먼저인 (스텝, 배치, 은닉)입니다. 책의 Seq2SeqEncoder는 "
-          "(배치, 스텝, 은닉)을 돌려줍니다.",
-    "en": "Outputs are time-first (steps, batch, hiddens) as in d2l; the book's Seq2SeqEncoder "
-          "returns (batch, steps, hiddens).",
-}
 
 
 class Seq2SeqDecoder(Decoder):
@@ -138,14 +122,6 @@ class Seq2Seq(EncoderDecoder):
         return (per_token * mask).sum() / mask.sum()
 
 
-Seq2Seq.__d2l_diff__ = {
-    "ko": "d2l처럼 Seq2Seq(encoder, decoder, tgt_pad, lr)로 만들고 Trainer로 학습합니다. "
-          "책의 Seq2Seq는 (encoder, decoder)만 받고 train_seq2seq로 학습합니다.",
-    "en": "Built as Seq2Seq(encoder, decoder, tgt_pad, lr) and trained by Trainer, as in d2l; "
-          "the book's takes (encoder, decoder) and trains with train_seq2seq.",
-}
-
-
 def bleu(pred_seq: str, label_seq: str, k: int) -> float:
     """BLEU with d2l's n-gram range: n runs up to ``min(k, len(pred))``."""
     pred_tokens, label_tokens = pred_seq.split(" "), label_seq.split(" ")
@@ -162,12 +138,3 @@ def bleu(pred_seq: str, label_seq: str, k: int) -> float:
                 label_grams[gram] -= 1
         score *= math.pow(matches / (len_pred - n + 1), math.pow(0.5, n))
     return score
-
-
-bleu.__d2l_diff__ = {
-    "ko": "d2l처럼 n-그램을 min(k, 예측 길이)까지만 보므로 한 토큰 예측 'a'와 정답 'a b'는 "
-          "exp(-1) ≈ 0.368입니다. 책의 bleu는 없는 n-그램을 0점으로 쳐서 0을 줍니다.",
-    "en": "Like d2l, n-grams run only up to min(k, prediction length), so the one-token "
-          "prediction 'a' against 'a b' scores exp(-1) ≈ 0.368; the book's bleu counts the "
-          "missing n-grams as zero and gives 0.",
-}

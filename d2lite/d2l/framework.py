@@ -297,14 +297,6 @@ class GRU(RNN):
         self.rnn = nn.GRU(num_inputs, num_hiddens, num_layers, dropout=dropout)
 
 
-RNN.__d2l_diff__ = GRU.__d2l_diff__ = {
-    "ko": "d2l처럼 시간 축이 먼저인 (스텝, 배치, 특징) 텐서를 받습니다. "
-          "책의 순환망은 배치가 먼저입니다.",
-    "en": "Time-first (steps, batch, features) as in d2l; "
-          "the book's recurrent nets are batch-first.",
-}
-
-
 class Vocab:
     """d2l 1.0's vocabulary: tokens sorted alphabetically, ``<unk>`` always present."""
 
@@ -335,11 +327,3 @@ class Vocab:
     @property
     def unk(self):
         return self.token_to_idx["<unk>"]
-
-
-Vocab.__d2l_diff__ = {
-    "ko": "d2l 1.0처럼 토큰을 가나다(알파벳) 순으로 번호 매깁니다. 책의 Vocab은 예약 토큰을 "
-          "앞에 두고 빈도 순으로 매깁니다.",
-    "en": "Numbers tokens in sorted order as d2l 1.0 does; the book's Vocab puts the reserved "
-          "tokens first and then orders by frequency.",
-}

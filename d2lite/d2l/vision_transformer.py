@@ -39,14 +39,6 @@ class ViTMLP(nn.Module):
         return self.dropout2(self.dense2(self.dropout1(self.gelu(self.dense1(x)))))
 
 
-ViTMLP.__d2l_diff__ = {
-    "ko": "d2l처럼 층 이름이 dense1/dense2이고 크기가 게으르게 정해집니다. 책의 ViTMLP는 "
-          "입력 크기를 받아 바로 만들어집니다.",
-    "en": "Layers are named dense1/dense2 and lazily sized as in d2l; the book's ViTMLP is "
-          "built eagerly from the input size.",
-}
-
-
 class ViTBlock(nn.Module):
     """Pre-norm transformer block of ViT."""
 
@@ -89,11 +81,3 @@ class ViT(Classifier):
         for blk in self.blks:
             X = blk(X)
         return self.head(X[:, 0])
-
-
-ViT.__d2l_diff__ = {
-    "ko": "d2l처럼 Classifier여서 Trainer로 학습합니다. 책의 ViT는 nn.Module이고 "
-          "in_channels로 크기를 바로 정할 수 있습니다.",
-    "en": "A Classifier trained by Trainer as in d2l; the book's ViT is an nn.Module that can "
-          "be sized eagerly with in_channels.",
-}
