@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
-import sys
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -30,63 +26,22 @@ DATA_HUB: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _digest(path: Path, algorithm: str) -> str:
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _progress(done: int, total: int | None, name: str, stream=None) -> None:
-    stream = stream or sys.stderr
-    if total:
-        width = 30
-        filled = int(width * done / total)
-        bar = "#" * filled + "-" * (width - filled)
-        stream.write(f"\r{name} [{bar}] {done / 2**20:.1f}/{total / 2**20:.1f} MiB")
-    else:
-        stream.write(f"\r{name} {done / 2**20:.1f} MiB")
-    stream.flush()
-
-
 def download(url: str, folder: str | os.PathLike = "../data", digest: str | None = None,
              algorithm: str = "sha256", timeout: float = 60.0) -> str:
     """Download ``url`` into ``folder`` (once) with a progress bar; return the file's path.
 
     A cached file is reused when its digest matches. Without a network connection this
     raises ``OSError`` naming the URL and the place to put the file by hand; a file whose
-    digest differs raises ``ValueError`` and is not kept.
+    digest differs raises ``ValueError`` and is not kept. The work is done by the package's one
+    downloader, the one behind ``d2lite.download_verified``.
     """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / url.rstrip("/").split("/")[-1]
-    if path.exists() and (digest is None or _digest(path, algorithm) == digest):
-        return str(path)
-    tmp = path.with_name(path.name + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
-            total = response.headers.get("Content-Length")
-            total = int(total) if total else None
-            done = 0
-            for block in iter(lambda: response.read(1 << 16), b""):
-                out.write(block)
-                done += len(block)
-                _progress(done, total, path.name)
-        sys.stderr.write("\n")
-    except (urllib.error.URLError, OSError) as err:
-        tmp.unlink(missing_ok=True)
-        raise OSError(
-            f"could not download {url} ({err}). Are you offline? Download it elsewhere and "
-            f"put it at {path.resolve()}"
-        ) from err
-    if digest is not None:
-        got = _digest(tmp, algorithm)
-        if got != digest:
-            tmp.unlink()
-            raise ValueError(f"{algorithm} of {url} is {got}, expected {digest}")
-    os.replace(tmp, path)
-    return str(path)
+    vision = importlib.import_module("d2lite.vision")
+
+    def fetch(url, dest):
+        vision._fetch(url, dest, timeout, progress=True)
+
+    path = Path(folder) / url.rstrip("/").split("/")[-1]
+    return str(vision._fetch_verified([url], path, digest, algorithm, fetch))
 
 
 def extract(filename: str | os.PathLike, folder: str | os.PathLike | None = None) -> str:
