@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import os
 import struct
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -137,20 +138,96 @@ def _default_root() -> Path:
     return Path(os.environ.get(_CACHE_ENV, Path.home() / ".cache" / "d2lite")).expanduser()
 
 
-def sha256_of(path: str | os.PathLike) -> str:
-    """The hexadecimal SHA-256 digest of a file's bytes."""
-    digest = hashlib.sha256()
+def _file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
+    """The hexadecimal digest of a file's bytes (``algorithm`` as ``hashlib.new`` names it)."""
+    digest = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def _fetch(url: str, dest: Path, timeout: float = 60.0) -> None:
-    """Copy the bytes at ``url`` into ``dest`` (tests replace this to stay offline)."""
+def sha256_of(path: str | os.PathLike) -> str:
+    """The hexadecimal SHA-256 digest of a file's bytes."""
+    return _file_digest(path, "sha256")
+
+
+def _progress(done: int, total: int | None, name: str, stream=None) -> None:
+    stream = stream or sys.stderr
+    if total:
+        width = 30
+        filled = int(width * done / total)
+        bar = "#" * filled + "-" * (width - filled)
+        stream.write(f"\r{name} [{bar}] {done / 2**20:.1f}/{total / 2**20:.1f} MiB")
+    else:
+        stream.write(f"\r{name} {done / 2**20:.1f} MiB")
+    stream.flush()
+
+
+def _fetch(url: str, dest: Path, timeout: float = 60.0, progress: bool = False) -> None:
+    """Copy the bytes at ``url`` into ``dest``; with ``progress``, draw a bar on stderr named
+    after the URL's file (tests replace this, or ``urllib.request.urlopen``, to stay offline)."""
+    name = url.rstrip("/").split("/")[-1]
     with urllib.request.urlopen(url, timeout=timeout) as response, open(dest, "wb") as out:
-        for block in iter(lambda: response.read(1 << 20), b""):
+        total = response.headers.get("Content-Length") if progress else None
+        total = int(total) if total else None
+        done = 0
+        for block in iter(lambda: response.read(1 << 16), b""):
             out.write(block)
+            done += len(block)
+            if progress:
+                _progress(done, total, name)
+    if progress:
+        sys.stderr.write("\n")
+
+
+def _fetch_verified(
+    urls: list[str],
+    path: str | os.PathLike,
+    digest: str | None,
+    algorithm: str = "sha256",
+    fetch=None,
+) -> Path:
+    """The one downloader of the package (``download_verified`` and ``d2lite.d2l.download``).
+
+    Return ``path``, first downloading it from the first of ``urls`` that answers unless a
+    file is there whose ``algorithm`` digest equals ``digest`` (any file when ``digest`` is
+    None); a stale or damaged copy is removed first. A download whose digest differs raises
+    ``ValueError`` (expected vs received digest) and leaves nothing behind; when no URL
+    answers, ``OSError`` lists each URL with its error and says where to put the file by hand.
+    ``fetch(url, dest)`` copies the bytes, ``_fetch`` by default.
+    """
+    if not urls:
+        raise ValueError(f"no URL given for {path}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        if digest is None or _file_digest(path, algorithm) == digest:
+            return path
+        path.unlink()  # a stale or damaged copy: fetch it again
+    tmp = path.with_name(path.name + ".part")
+    errors = []
+    for url in urls:
+        try:
+            (fetch or _fetch)(url, tmp)
+        except (urllib.error.URLError, OSError) as err:
+            errors.append((url, err))
+            tmp.unlink(missing_ok=True)
+            continue
+        if digest is not None:
+            got = _file_digest(tmp, algorithm)
+            if got != digest:
+                tmp.unlink()
+                raise ValueError(
+                    f"{algorithm} mismatch for {path.name} from {url}: expected {digest}, got {got}"
+                )
+        os.replace(tmp, path)
+        return path
+    tried = "\n  ".join(f"{url}: {err}" for url, err in errors)
+    raise OSError(
+        f"could not download {path.name}; tried:\n  {tried}\nAre you offline? Download it "
+        f"elsewhere and put it at {path.resolve()}"
+    ) from errors[-1][1]
 
 
 def download_verified(
@@ -165,29 +242,8 @@ def download_verified(
     if not mirrors:
         raise ValueError(f"no mirror given for {name}")
     root = Path(root) if root is not None else _default_root()
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / name
-    if path.exists():
-        if sha256_of(path) == sha256:
-            return path
-        path.unlink()  # a stale or damaged copy: fetch it again
-    tmp = path.with_name(path.name + ".part")
-    errors = []
-    for base in mirrors:
-        url = base.rstrip("/") + "/" + name
-        try:
-            _fetch(url, tmp)
-        except (urllib.error.URLError, OSError) as err:
-            errors.append(f"{url}: {err}")
-            tmp.unlink(missing_ok=True)
-            continue
-        got = sha256_of(tmp)
-        if got != sha256:
-            tmp.unlink()
-            raise ValueError(f"sha256 mismatch for {name} from {url}: expected {sha256}, got {got}")
-        os.replace(tmp, path)
-        return path
-    raise OSError(f"could not download {name}; tried:\n  " + "\n  ".join(errors))
+    urls = [base.rstrip("/") + "/" + name for base in mirrors]
+    return _fetch_verified(urls, root / name, sha256, "sha256")
 
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:

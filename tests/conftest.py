@@ -7,13 +7,10 @@ outside ``make test``, unless the last passing build is newer than everything it
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +18,8 @@ from urllib.parse import urlparse
 
 import pytest
 from filelock import FileLock
+
+from tools.website import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
@@ -37,7 +36,8 @@ SOURCES = [
     "_ext/*.py",
     "_static/*",
     "_templates/*",
-    "d2lite/*.py",
+    "d2lite/**/*.py",
+    "d2lite/**/*.json",
 ]
 
 
@@ -138,23 +138,11 @@ def built_site(site: Path) -> Path:
     return site
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-        pass
-
-
 @pytest.fixture(scope="session")
 def server(built_site: Path) -> Iterator[str]:
     """The built site served on a free port of 127.0.0.1; yields its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(built_site) as url:
+        yield url
 
 
 def chromium_path() -> str:

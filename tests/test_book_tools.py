@@ -504,3 +504,36 @@ def test_raw_seeding_in_a_chapter_is_a_problem(code):
 @pytest.mark.parametrize("code", ["d2l.set_seed(0)", "g = d2l.generator(3)", "x = torch.rand(2)"])
 def test_seeding_through_d2l_is_fine(code):
     assert book.seeding_problems(code) == []
+
+
+# -- tools.website: the one _toc.yml reader and the one static server --------------------------
+
+
+def test_one_toc_reader_recurses_into_sections_for_every_tool(tmp_path):
+    from tools import notebooks, pdf, website
+
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/index\nparts:\n"
+        "  - caption: A\n    chapters:\n      - file: book/01_a\n"
+        "        sections:\n          - file: book/01_a_more.md\n"
+        "      - file: book/02_b\nchapters:\n  - file: book/appendix.ipynb\n",
+        encoding="utf-8",
+    )
+    assert website.toc_pages(tmp_path) == [
+        "book/index", "book/01_a", "book/01_a_more", "book/02_b", "book/appendix"
+    ]
+    assert notebooks.toc_pages is website.toc_pages is pdf.toc_pages
+    assert website.toc_pages()[0] == "book/index"
+
+
+def test_the_static_server_serves_quietly(tmp_path, capsys):
+    import urllib.request
+
+    from tools import website
+
+    (tmp_path / "index.html").write_text("<p>hi</p>", encoding="utf-8")
+    with website.serve(tmp_path) as base:
+        assert base.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(base + "/index.html", timeout=10) as response:
+            assert response.read() == b"<p>hi</p>"
+    assert capsys.readouterr().err == ""  # no request log

@@ -10,7 +10,7 @@ import yaml
 
 from tools.book import chapter_sources
 from tools.notebooks import repository_url
-from tools.notebooks import toc_pages as toc_files
+from tools.website import toc_pages as toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.book

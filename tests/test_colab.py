@@ -61,7 +61,11 @@ def test_wheel_holds_only_the_readers_package():
     top = {n.split("/")[0] for n in names}
     assert top == {"d2lite", wheel.name.split("-py3")[0] + ".dist-info"}, top
     modules = {n.removeprefix("d2lite/") for n in names if n.startswith("d2lite/")}
-    expected = {p.name for p in (ROOT / "d2lite").glob("*.py")}
+    package = ROOT / "d2lite"
+    expected = {p.relative_to(package).as_posix()
+                for p in [*package.rglob("*.py"), *package.rglob("*.json")]
+                if "__pycache__" not in p.parts}
+    assert "d2l/notes.json" in expected
     assert modules == expected, f"wheel {sorted(modules ^ expected)} differ from d2lite/"
     assert not {"book.py", "export.py", "bench.py"} & modules, "maintainer tools in the wheel"
 

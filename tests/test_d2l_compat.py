@@ -424,3 +424,47 @@ def test_the_compat_page_runs_here_as_the_website_build_runs_it():
     finally:
         os.chdir(cwd)
     assert namespace["NAMES"] and "count_flops" in namespace["NAMES"]
+
+
+def test_the_notes_on_d2l_live_once_in_notes_json():
+    """d2lite.d2l and the appendix page read d2lite/d2l/notes.json; no copy is kept in code."""
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    notes = json.loads((root / "d2lite" / "d2l" / "notes.json").read_text(encoding="utf-8"))
+    assert {"d2l_diff", "book_note", "book_diff_ko", "summary_ko"} <= set(notes)
+    assert d2l.BOOK_DIFFS_KO == notes["book_diff_ko"]
+    for name, note in notes["d2l_diff"].items():
+        assert getattr(d2l, name).__d2l_diff__ == note, name
+    literal = re.compile(
+        r'^[ \t]*[\w.]*\b(__d2l_diff__|SUMMARY_KO|BOOK_DIFFS_KO|NOTES)\b[^=\n]*=\s*\{\s*["\n]',
+        re.M,
+    )
+    for path in [*(root / "d2lite").rglob("*.py"), root / "book" / "d2l_compat.md"]:
+        found = literal.search(path.read_text(encoding="utf-8"))
+        assert not found, f"{path.relative_to(root)}: {found.group(0)!r}, not in notes.json"
+
+
+def test_download_is_the_shared_verified_downloader(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    from d2lite import vision
+
+    source = tmp_path / "src" / "a.bin"
+    source.parent.mkdir()
+    source.write_bytes(b"hello")
+    digest = hashlib.sha256(b"hello").hexdigest()
+    calls = []
+    fetch = vision._fetch
+    monkeypatch.setattr(vision, "_fetch", lambda *a, **k: (calls.append(a[0]), fetch(*a, **k)))
+    path = Path(d2l.download(source.as_uri(), tmp_path / "data", digest))
+    assert path.read_bytes() == b"hello" and len(calls) == 1
+    assert "a.bin [" in capsys.readouterr().err  # d2l's progress bar
+    path.write_bytes(b"damaged")  # fetched again: the cached copy fails the check
+    assert Path(d2l.download(source.as_uri(), tmp_path / "data", digest)).read_bytes() == b"hello"
+    assert len(calls) == 2
+    path.write_bytes(b"any")  # without a digest, as in d2l, a cached file is kept
+    d2l.download(source.as_uri(), tmp_path / "data")
+    assert len(calls) == 2 and path.read_bytes() == b"any"

@@ -65,7 +65,7 @@ def test_every_imported_package_is_declared(where):
     core = {_name(r) for r in project["dependencies"]}
     extras = {_name(r) for rs in project.get("optional-dependencies", {}).values() for r in rs}
     if where == "d2lite":
-        paths, allowed = sorted((ROOT / "d2lite").glob("*.py")), core
+        paths, allowed = sorted((ROOT / "d2lite").rglob("*.py")), core
     else:
         paths = [p for d in ("tools", "_ext", "tests") for p in sorted((ROOT / d).rglob("*.py"))]
         paths.append(ROOT / "conftest.py")

@@ -109,6 +109,9 @@ def test_export_refuses_to_overwrite_a_hand_written_module():
     nb.metadata["d2lite"] = {"export": "utils"}
     with pytest.raises(ValueError, match="hand-written"):
         export.export_target(nb)
+    nb.metadata["d2lite"] = {"export": "d2l"}  # the package d2lite/d2l/ would hide a d2l.py
+    with pytest.raises(ValueError, match="hand-written subpackage"):
+        export.export_target(nb)
 
 
 def test_ruff_is_clean():

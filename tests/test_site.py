@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from conftest import CHROMIUM_FLAGS, build_command, is_outside  # noqa: F401
+from tools.website import toc_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
@@ -30,23 +31,6 @@ pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
 
 
 # -- the pages --------------------------------------------------------------------------------
-
-
-def toc_pages() -> list[str]:
-    """Docnames of every page in _toc.yml, in reading order (root first)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    names = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                names.append(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return [n.removesuffix(".md").removesuffix(".ipynb") for n in names]
 
 
 def is_chapter(docname: str) -> bool:

@@ -30,9 +30,11 @@ def venv_python(venv: Path = VENV) -> Path:
 
 
 def sources_digest() -> str:
-    """A hash of what goes into the wheel: the package's files and ``pyproject.toml``."""
+    """A hash of what goes into the wheel: the package's modules and data files (``*.json``,
+    as ``pyproject.toml`` declares) and ``pyproject.toml``."""
     h = hashlib.sha256()
-    for path in sorted([*(ROOT / "d2lite").rglob("*.py"), ROOT / "pyproject.toml"]):
+    package = ROOT / "d2lite"
+    for path in sorted([*package.rglob("*.py"), *package.rglob("*.json"), ROOT / "pyproject.toml"]):
         if "__pycache__" in path.parts:
             continue
         h.update(path.relative_to(ROOT).as_posix().encode())

@@ -40,6 +40,8 @@ def export_target(nb) -> str | None:
         return None
     if not isinstance(target, str) or not target.isidentifier():
         raise ValueError(f"d2lite.export must name a module, got {target!r}")
+    if (PACKAGE / target).is_dir():
+        raise ValueError(f"d2lite/{target}/ is a hand-written subpackage; export to another module")
     path = PACKAGE / f"{target}.py"
     if path.exists() and GENERATED_MARK not in path.read_text(encoding="utf-8"):
         raise ValueError(f"d2lite/{target}.py is hand-written; export to another module")

@@ -26,6 +26,7 @@ import jupytext
 import nbformat
 
 from tools.book import GATE
+from tools.website import toc_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -106,17 +107,6 @@ def base_url() -> str:
     if not url:
         raise ValueError("_config.yml has no html.baseurl: the notebooks link to the website")
     return url
-
-
-def toc_pages() -> list[str]:
-    """Every page of ``_toc.yml`` in reading order, as paths without suffix (``book/01_rnn``)."""
-    import yaml
-
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    pages = [toc["root"]]
-    for part in toc.get("parts", []):
-        pages += [c["file"] for c in part.get("chapters", [])]
-    return pages
 
 
 def chapter_sources(book: Path = BOOK) -> list[Path]:

@@ -18,20 +18,15 @@ used (a Hangul font must be installed: ``make browser``).
 from __future__ import annotations
 
 import argparse
-import functools
 import html
-import http.server
 import io
 import os
 import shutil
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import yaml
+from tools.website import serve, toc_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -113,42 +108,6 @@ IMAGES_JS = """async () => {
   }));
   return imgs.length;
 }"""
-
-
-def toc_pages(root: Path = ROOT) -> list[str]:
-    """Docnames of every page in _toc.yml, in reading order (root first)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    names = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                names.append(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return [str(n).removesuffix(".md").removesuffix(".ipynb") for n in names]
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-        pass
-
-
-@contextmanager
-def serve(site: Path) -> Iterator[str]:
-    """The site served on a free port of 127.0.0.1; yields its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def chromium_path() -> str:
