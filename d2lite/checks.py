@@ -34,6 +34,7 @@ from torch import Tensor, nn
 __all__ = [
     "check_divisible",
     "check_features",
+    "check_bytes",
     "check_images",
     "check_in_features",
     "check_positive",
@@ -108,6 +109,18 @@ def check_scalar(
     if below or above:
         raise ValueError(f"{name} must be {what}{where}, got {_got(value)}")
     return number
+
+
+#: The largest single table or buffer a d2lite constructor builds: a request above it is a typo
+#: (max_len=10**9), refused before anything is allocated.
+MAX_BYTES = 16 * 2**30
+
+
+def check_bytes(nbytes: int, what: str) -> None:
+    """Refuse to allocate more than :data:`MAX_BYTES` for ``what``, saying how much it needs."""
+    if nbytes > MAX_BYTES:
+        raise ValueError(f"{what} would need {nbytes / 2**30:,.1f} GiB (at most "
+                         f"{MAX_BYTES / 2**30:.0f} GiB): is a size argument too large?")
 
 
 def check_positive(value: object, name: str) -> int:

@@ -25,10 +25,11 @@ def tiled_attention(
     """Exact scaled dot-product attention computed block by block with an online softmax.
 
     q (..., n, d), k (..., m, d), v (..., m, d_v) -> (..., n, d_v). Only (block, block) score
-    tiles are ever materialised; a running max and a running sum rescale the partial outputs.
+    tiles are ever materialised; a running max and a running sum rescale the partial outputs,
+    all three kept in float32 for half-precision inputs. With causal=True the n queries are the
+    last n of the m key positions (query i sits at position m - n + i), as with a KV cache.
     """
-    if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    block_size = checks.check_scalar(block_size, "block_size", int, low=1)
     if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
         raise ValueError(
             f"q, k, v must have the same number (>= 2) of dimensions, got "
@@ -40,18 +41,22 @@ def tiled_attention(
             f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
     n, m = q.shape[-2], k.shape[-2]
+    if m == 0 or (causal and n > m):  # some query would have no key to look at
+        raise ValueError(f"every query needs a key: got {n} queries, {m} keys, causal={causal}")
     scale = 1.0 / math.sqrt(q.shape[-1])
+    # Half-precision sums of thousands of terms lose their digits: accumulate in float32.
+    acc_dtype = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
     out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
     for i in range(0, n, block_size):
         qi = q[..., i : i + block_size, :] * scale
-        rows = torch.arange(i, i + qi.shape[-2], device=q.device)
-        run_max = torch.full(qi.shape[:-1], -math.inf, dtype=q.dtype, device=q.device)
+        rows = torch.arange(i, i + qi.shape[-2], device=q.device) + (m - n)  # query positions
+        run_max = torch.full(qi.shape[:-1], -math.inf, dtype=acc_dtype, device=q.device)
         run_sum = torch.zeros_like(run_max)
-        acc = torch.zeros(*qi.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+        acc = torch.zeros(*qi.shape[:-1], v.shape[-1], dtype=acc_dtype, device=q.device)
         for j in range(0, m, block_size):
-            if causal and j > rows[-1]:
+            if causal and j > i + qi.shape[-2] - 1 + (m - n):
                 break  # every key of this tile lies in the future of every query
-            s = qi @ k[..., j : j + block_size, :].transpose(-2, -1)
+            s = (qi @ k[..., j : j + block_size, :].transpose(-2, -1)).to(acc_dtype)
             if causal:
                 cols = torch.arange(j, j + s.shape[-1], device=q.device)
                 s = s.masked_fill(cols[None, :] > rows[:, None], -math.inf)
@@ -59,39 +64,65 @@ def tiled_attention(
             p = torch.exp(s - new_max[..., None])
             correction = torch.exp(run_max - new_max)  # rescales what was summed so far
             run_sum = run_sum * correction + p.sum(-1)
-            acc = acc * correction[..., None] + p @ v[..., j : j + block_size, :]
+            acc = acc * correction[..., None] + p @ v[..., j : j + block_size, :].to(acc_dtype)
             run_max = new_max
-        out[..., i : i + qi.shape[-2], :] = acc / run_sum[..., None]
+        out[..., i : i + qi.shape[-2], :] = (acc / run_sum[..., None]).to(q.dtype)
     return out
 
 
 class KVCache:
-    """Keys and values of the tokens decoded so far, grown along the sequence axis."""
+    """Keys and values of the tokens decoded so far, along the sequence axis.
+
+    The buffers are allocated ahead and doubled when full, so appending T tokens one at a time
+    copies O(T) values in all, not O(T^2) as concatenating every step would. The cache keeps
+    the dtype and device of its first keys; later keys must match them.
+    """
 
     def __init__(self) -> None:
-        self.k: Tensor | None = None
-        self.v: Tensor | None = None
+        self._k: Tensor | None = None  # (..., capacity, d_k) buffers; the first len(self) rows
+        self._v: Tensor | None = None  # hold the cached tokens
+        self._len = 0
 
     def __len__(self) -> int:
-        return 0 if self.k is None else self.k.shape[-2]
+        return self._len
+
+    @property
+    def k(self) -> Tensor | None:
+        return None if self._k is None else self._k[..., : self._len, :]
+
+    @property
+    def v(self) -> Tensor | None:
+        return None if self._v is None else self._v[..., : self._len, :]
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add k, v (..., t, d) for t new tokens; return all cached keys and values."""
-        if k.shape[:-1] != v.shape[:-1]:
+        if k.dim() < 2 or k.shape[:-1] != v.shape[:-1]:
             raise ValueError(f"k and v disagree: {tuple(k.shape)} vs {tuple(v.shape)}")
-        if self.k is None:
-            self.k, self.v = k, v
-        else:
-            if k.shape[:-2] != self.k.shape[:-2] or k.shape[-1] != self.k.shape[-1]:
-                raise ValueError(
-                    f"new keys {tuple(k.shape)} do not fit the cache {tuple(self.k.shape)}"
-                )
-            self.k = torch.cat([self.k, k], dim=-2)
-            self.v = torch.cat([self.v, v], dim=-2)
+        if self._k is None:
+            self._k = k.new_empty(*k.shape[:-2], max(16, k.shape[-2]), k.shape[-1])
+            self._v = v.new_empty(*v.shape[:-2], self._k.shape[-2], v.shape[-1])
+        for name, new, old in (("keys", k, self._k), ("values", v, self._v)):
+            if (new.shape[:-2] != old.shape[:-2] or new.shape[-1] != old.shape[-1]
+                    or new.dtype != old.dtype or new.device != old.device):
+                raise ValueError(f"new {name} {tuple(new.shape)}, {new.dtype} on {new.device} "
+                                 f"do not fit the cache {tuple(old.shape[:-2])} (..., "
+                                 f"{old.shape[-1]}), {old.dtype} on {old.device}")
+        end = self._len + k.shape[-2]
+        if end > self._k.shape[-2]:  # full: double the capacity (one copy of what is cached)
+            capacity = max(end, 2 * self._k.shape[-2])
+            for name in ("_k", "_v"):
+                old = getattr(self, name)
+                grown = old.new_empty(*old.shape[:-2], capacity, old.shape[-1])
+                grown[..., : self._len, :] = old[..., : self._len, :]
+                setattr(self, name, grown)
+        self._k[..., self._len : end, :] = k
+        self._v[..., self._len : end, :] = v
+        self._len = end
         return self.k, self.v
 
     def num_bytes(self) -> int:
-        if self.k is None:
+        """Bytes of the cached keys and values (the buffers' spare rows not counted)."""
+        if self._k is None:
             return 0
         return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
 
@@ -101,10 +132,12 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, dim: int, max_len: int = 1024, base: float = 10000.0) -> None:
         super().__init__()
-        if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0 or dim % 2:
+        dim = checks.check_scalar(dim, "dim", int, low=1)
+        if dim % 2:
             raise ValueError(f"dim must be a positive even int, got {dim!r}")
-        if not isinstance(max_len, int) or max_len <= 0:
-            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+        max_len = checks.check_scalar(max_len, "max_len", int, low=1)
+        base = checks.check_scalar(base, "base", float, low=0, low_open=True)
+        checks.check_bytes(2 * max_len * (dim // 2) * 4, f"RotaryEmbedding(max_len={max_len})")
         self.dim, self.max_len = dim, max_len
         inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)
         angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq  # (max_len, dim/2)
@@ -113,8 +146,10 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """x (..., seq, dim) -> same shape, position t rotated by the angles of offset + t."""
-        if x.dim() < 2 or x.shape[-1] != self.dim:
-            raise ValueError(f"expected (..., seq, {self.dim}), got {tuple(x.shape)}")
+        if x.dim() < 2 or x.shape[-1] != self.dim or not x.is_floating_point():
+            raise ValueError(f"expected a float tensor (..., seq, {self.dim}), got "
+                             f"{tuple(x.shape)} {x.dtype}")
+        offset = checks.check_scalar(offset, "offset", int, low=0)
         seq = x.shape[-2]
         if offset < 0 or offset + seq > self.max_len:
             raise ValueError(
@@ -143,13 +178,10 @@ class GroupedQueryAttention(nn.Module):
         rotary: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (
-            ("num_hiddens", num_hiddens),
-            ("num_heads", num_heads),
-            ("num_kv_heads", num_kv_heads),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        num_hiddens = checks.check_positive(num_hiddens, "num_hiddens")
+        num_heads = checks.check_positive(num_heads, "num_heads")
+        num_kv_heads = checks.check_positive(num_kv_heads, "num_kv_heads")
+        dropout = checks.check_scalar(dropout, "dropout", float, low=0, high=1, high_open=True)
         if num_hiddens % num_heads:
             raise ValueError(f"num_hiddens={num_hiddens} not divisible by num_heads={num_heads}")
         if num_heads % num_kv_heads:
@@ -183,6 +215,8 @@ class GroupedQueryAttention(nn.Module):
 
         valid_lens: None, (b,) or (b, n), as in MultiHeadAttention: keys at positions >= the
         length (counted over the cache and the new keys) are masked; lengths lie in [1, keys].
+        causal=True: the n queries are the last n of the m key positions (cached and new), so
+        query i sits at position m - n + i and sees keys 0 .. m - n + i; n > m is an error.
         """
         W = self.W_q.in_features
         for name, X in (("queries", queries), ("keys", keys), ("values", values)):
@@ -194,6 +228,9 @@ class GroupedQueryAttention(nn.Module):
             )
         offset = 0 if cache is None else len(cache)
         (b, n), m = queries.shape[:2], offset + keys.shape[1]
+        if causal and n > m:
+            raise ValueError(f"causal attention needs queries <= keys (the queries are the last "
+                             f"positions), got {n} queries and {m} keys")
         valid_lens = checks.check_valid_lens(valid_lens, b, m, n, min_len=1)
         q = self._split(self.W_q(queries), self.num_heads)
         k = self._split(self.W_k(keys), self.num_kv_heads)
@@ -209,7 +246,7 @@ class GroupedQueryAttention(nn.Module):
         if valid_lens is not None:  # (b, 1, 1 or n, m): keys before each length
             lens = valid_lens.to(q.device).reshape(b, 1, -1, 1)
             mask = torch.arange(m, device=q.device) < lens
-        if causal:  # query i (at position offset + i) sees keys 0 .. offset + i
+        if causal:  # query i (at position m - n + i) sees keys 0 .. m - n + i
             tril = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(m - n)
             mask = tril if mask is None else mask & tril
         out = F.scaled_dot_product_attention(
@@ -223,15 +260,17 @@ class RMSNorm(nn.Module):
 
     def __init__(self, dim: int, eps: float = 1e-6) -> None:
         super().__init__()
-        if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
-        self.eps = eps
+        dim = checks.check_positive(dim, "dim")
+        self.eps = checks.check_scalar(eps, "eps", float, low=0, low_open=True)
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.shape[-1] != self.weight.shape[0]:
-            raise ValueError(f"expected last dim {self.weight.shape[0]}, got {tuple(x.shape)}")
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        if x.shape[-1] != self.weight.shape[0] or not x.is_floating_point():
+            raise ValueError(f"expected a float tensor with last dim {self.weight.shape[0]}, "
+                             f"got {tuple(x.shape)} {x.dtype}")
+        x32 = x.float()  # x^2 of a half-precision 300 overflows: square in float32
+        normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (normed * self.weight).to(x.dtype)
 
 
 class TinyDecoderLM(nn.Module):
@@ -243,8 +282,8 @@ class TinyDecoderLM(nn.Module):
     def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int, num_kv_heads: int,
                  num_blks: int, max_len: int = 1024, sinusoidal: bool = False) -> None:  # fmt: skip
         super().__init__()
-        if not isinstance(num_blks, int) or num_blks <= 0:
-            raise ValueError(f"num_blks must be a positive int, got {num_blks!r}")
+        vocab_size = checks.check_positive(vocab_size, "vocab_size")
+        num_blks = checks.check_positive(num_blks, "num_blks")
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         rotary = None if sinusoidal else RotaryEmbedding(num_hiddens // num_heads, max_len)
         self.pos_encoding = (d2l.PositionalEncoding(num_hiddens, max_len=max_len)
@@ -264,10 +303,12 @@ class TinyDecoderLM(nn.Module):
 
     def forward(self, tokens: Tensor, caches: list[KVCache] | None = None) -> Tensor:
         """tokens (batch, steps) -> logits (batch, steps, vocab); caches grow by steps."""
-        if tokens.dim() != 2:
-            raise ValueError(f"tokens must be (batch, steps), got {tuple(tokens.shape)}")
         if caches is not None and len(caches) != len(self.blks):
             raise ValueError(f"need one cache per block ({len(self.blks)}), got {len(caches)}")
+        with checks.token_door(tokens, self.embedding.num_embeddings, name="tokens"):
+            return self._logits(tokens, caches)
+
+    def _logits(self, tokens: Tensor, caches: list[KVCache] | None) -> Tensor:
         X = self.embedding(tokens)
         if self.pos_encoding is not None:
             start = 0 if caches is None else len(caches[0])
@@ -284,6 +325,7 @@ class TinyDecoderLM(nn.Module):
     @torch.no_grad()
     def generate(self, prompt: Tensor, steps: int, use_cache: bool = True) -> Tensor:
         """Greedy decoding: prompt (batch, p) -> (batch, p + steps)."""
+        steps = checks.check_scalar(steps, "steps", int, low=0)
         tokens = prompt
         caches = [KVCache() for _ in self.blks] if use_cache else None
         new = prompt

@@ -333,7 +333,7 @@ BAD = [
     (
         "tiled_attention",
         lambda: d2l.tiled_attention(X, X, X, block_size=0),
-        r"block_size must be a positive int, got 0",
+        r"block_size must be a positive int, got int 0",
     ),
     (
         "tiled_attention",
@@ -349,7 +349,7 @@ BAD = [
     (
         "RotaryEmbedding",
         lambda: d2l.RotaryEmbedding(D)(torch.randn(2, 5, 6)),
-        r"expected \(\.\.\., seq, 8\), got \(2, 5, 6\)",
+        r"expected a float tensor \(\.\.\., seq, 8\), got \(2, 5, 6\)",
     ),
     (
         "GroupedQueryAttention",
@@ -371,11 +371,11 @@ BAD = [
         lambda: d2l.GroupedQueryAttention(D, H, 1)(LONG, X, X),
         r"queries must be a float tensor of shape \(batch, steps, 8\)",
     ),
-    ("RMSNorm", lambda: d2l.RMSNorm(D)(torch.randn(2, 4)), r"expected last dim 8, got \(2, 4\)"),
+    ("RMSNorm", lambda: d2l.RMSNorm(D)(torch.randn(2, 4)), r"expected a float tensor with last dim 8, got \(2, 4\)"),
     (
         "TinyDecoderLM",
         lambda: d2l.TinyDecoderLM(10, D, H, 1, 1)(TOKENS[0]),
-        r"tokens must be \(batch, steps\), got \(5,\)",
+        r"tokens must be token ids of shape \(batch, steps\), got shape \(5,\)",
     ),
 ]
 

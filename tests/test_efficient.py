@@ -208,3 +208,111 @@ def test_tiny_decoder_lm_sinusoidal_cache_matches_full_pass():
     assert torch.equal(lm.generate(prompt, 6, True), lm.generate(prompt, 6, False))
     with pytest.raises(ValueError, match="max_len"):
         lm(torch.zeros(1, 17, dtype=torch.long))
+
+
+# -- half precision, one causal convention, no silent upcast (issue 23) ------------------------
+
+
+def _bottom_right_reference(q, k, v):
+    """Causal attention where the n queries are the last n of the m key positions."""
+    n, m = q.shape[-2], k.shape[-2]
+    mask = torch.ones(n, m, dtype=torch.bool).tril(m - n)
+    return F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=mask)
+
+
+@pytest.mark.parametrize("n, m", [(5, 13), (13, 13), (1, 9), (9, 40)])
+def test_tiled_attention_and_gqa_share_the_causal_convention(n, m):
+    g = d2l.generator(0)
+    q, k, v = (torch.randn(2, 3, t, 8, generator=g, dtype=torch.float64) for t in (n, m, m))
+    ref = _bottom_right_reference(q, k, v)
+    torch.testing.assert_close(d2l.tiled_attention(q, k, v, block_size=4, causal=True), ref)
+    if n == m:  # SDPA's is_causal aligns top-left, which agrees only when n == m
+        torch.testing.assert_close(F.scaled_dot_product_attention(q, k, v, is_causal=True), ref)
+
+
+def test_gqa_with_a_cache_equals_its_bottom_right_reference():
+    d2l.set_seed(0)
+    attn = d2l.GroupedQueryAttention(16, 4, 2).double().eval()
+    x = torch.randn(1, 10, 16, dtype=torch.float64)
+    cache = d2l.KVCache()
+    with torch.no_grad():
+        attn(x[:, :6], x[:, :6], x[:, :6], causal=True, cache=cache)
+        tail = attn(x[:, 6:], x[:, 6:], x[:, 6:], causal=True, cache=cache)  # n=4 < m=10
+        full = attn(x, x, x, causal=True)
+    torch.testing.assert_close(tail, full[:, 6:])
+
+
+def test_more_causal_queries_than_keys_is_an_error_not_zeros():
+    q, k = torch.randn(1, 1, 6, 8), torch.randn(1, 1, 4, 8)
+    with pytest.raises(ValueError, match="every query needs a key"):
+        d2l.tiled_attention(q, k, k, causal=True)
+    with pytest.raises(ValueError, match="every query needs a key"):
+        d2l.tiled_attention(q, k[..., :0, :], k[..., :0, :])
+    attn = d2l.GroupedQueryAttention(8, 2, 1)
+    with pytest.raises(ValueError, match="causal attention needs queries <= keys"):
+        attn(torch.randn(1, 6, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8), causal=True)
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 2e-2)])
+def test_tiled_attention_accumulates_half_precision_in_float32(dtype, tol):
+    g = d2l.generator(1)
+    q, k, v = (torch.randn(1, 2, t, 32, generator=g) for t in (64, 4096, 4096))
+    ref = F.scaled_dot_product_attention(q, k, v)  # float32
+    half = [x.to(dtype) for x in (q, k, v)]
+    ours = d2l.tiled_attention(*half, block_size=64)
+    assert ours.dtype == dtype
+    fused = F.scaled_dot_product_attention(*half).float()
+    err_ours, err_fused = (ours.float() - ref).abs().max(), (fused - ref).abs().max()
+    assert err_ours <= max(tol, 2 * err_fused), (err_ours, err_fused)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rmsnorm_squares_half_precision_in_float32(dtype):
+    x = torch.full((2, 8), 300.0, dtype=dtype)
+    ours, torchs = d2l.RMSNorm(8), torch.nn.RMSNorm(8, eps=1e-6)
+    out = ours(x)
+    assert out.dtype == dtype and torch.isfinite(out).all()
+    torch.testing.assert_close(out.float(), torchs(x.float()), atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(out.float(), torch.ones(2, 8))
+
+
+@pytest.mark.parametrize("eps", [0, -1e-6, float("nan")])
+def test_rmsnorm_refuses_an_eps_that_divides_by_zero(eps):
+    with pytest.raises(ValueError, match="eps must be a finite real number > 0"):
+        d2l.RMSNorm(8, eps=eps)
+
+
+def test_the_kv_cache_keeps_its_dtype_and_grows_without_quadratic_copies():
+    cache = d2l.KVCache()
+    k = torch.randn(1, 2, 1, 4, dtype=torch.float16)
+    cache.append(k, k)
+    with pytest.raises(ValueError, match="do not fit the cache"):
+        cache.append(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4))  # float32 into fp16
+    steps = [torch.randn(1, 2, 1, 4, dtype=torch.float16) for _ in range(99)]
+    for s in steps:
+        keys, values = cache.append(s, s)
+    assert len(cache) == 100 and keys.dtype == torch.float16 and keys.shape == (1, 2, 100, 4)
+    torch.testing.assert_close(keys, torch.cat([k, *steps], dim=-2))
+    assert cache._k.shape[-2] <= 256  # doubled from 16 a few times, not one copy per token
+    assert cache.num_bytes() == 2 * 100 * 2 * 4 * 2
+
+
+def test_rotary_refuses_integers_bad_bases_and_absurd_tables():
+    rope = d2l.RotaryEmbedding(8, max_len=16)
+    with pytest.raises(ValueError, match="expected a float tensor"):
+        rope(torch.arange(16).reshape(2, 8))
+    for base in (0, -10000.0, float("inf")):
+        with pytest.raises(ValueError, match="base must be"):
+            d2l.RotaryEmbedding(8, base=base)
+    with pytest.raises(ValueError, match=r"would need .* GiB"):
+        d2l.RotaryEmbedding(64, max_len=10**9)
+
+
+def test_the_tiny_lm_checks_its_tokens_and_steps_at_the_door():
+    lm = d2l.TinyDecoderLM(20, 16, 4, 2, 1)
+    with pytest.raises(ValueError, match=r"tokens must hold token ids in \[0, 20\)"):
+        lm(torch.tensor([[3, 25]]))
+    with pytest.raises(ValueError, match="steps must be a non-negative int"):
+        lm.generate(torch.tensor([[1, 2]]), -3)
+    with pytest.raises(ValueError, match="steps must be a non-negative int"):
+        lm.generate(torch.tensor([[1, 2]]), True)
