@@ -371,7 +371,8 @@ BAD = [
         lambda: d2l.GroupedQueryAttention(D, H, 1)(LONG, X, X),
         r"queries must be a float tensor of shape \(batch, steps, 8\)",
     ),
-    ("RMSNorm", lambda: d2l.RMSNorm(D)(torch.randn(2, 4)), r"expected a float tensor with last dim 8, got \(2, 4\)"),
+    ("RMSNorm", lambda: d2l.RMSNorm(D)(torch.randn(2, 4)),
+     r"expected a float tensor with last dim 8, got \(2, 4\)"),
     (
         "TinyDecoderLM",
         lambda: d2l.TinyDecoderLM(10, D, H, 1, 1)(TOKENS[0]),
