@@ -16,7 +16,7 @@ call these in one line, so the taught code shows the idea and not the bookkeepin
 * :func:`check_qkv`, :func:`check_in_features`: attention inputs and projection sizes.
 * :func:`door`: where inputs enter a model (an encoder, a decoder, a whole encoder–decoder),
   their *values* (token ids in range, lengths in range) are checked once, with one host
-  synchronisation; the layers inside check shapes only. On a GPU every value check waits for
+  synchronization; the layers inside check shapes only. On a GPU every value check waits for
   the device, so a check in every layer would stall it once per layer.
 """
 
@@ -216,7 +216,7 @@ def check_valid_lens(
     Every length must lie in [min_len, num_keys]: 0 means "no key" (an all-zero weight row),
     while encoders pass ``min_len=1`` because every sentence has at least ``<eos>``. With
     ``values=False`` (a model's :func:`door` checks them) or inside a door, integer lengths are
-    not read, so no host synchronisation happens here.
+    not read, so no host synchronization happens here.
     """
     if valid_lens is None:
         return None
@@ -292,7 +292,7 @@ def door(
     ``lens`` holds ``(name, valid_lens, low, high)``: every length in ``[low, high]`` (``None``
     lengths are skipped). Shapes and dtypes are the caller's to check first (``check_tokens``,
     ``check_valid_lens``). All the conditions are gathered on the device and read with one host
-    synchronisation; an error names the argument, the range and the values found. Inside a door
+    synchronization; an error names the argument, the range and the values found. Inside a door
     that has already checked (a decoder inside an encoder–decoder), nothing is checked again.
     """
     if _CHECKED.get():
@@ -311,7 +311,7 @@ def door(
             messages.append(lambda n=name, x=valid_lens, a=low, b=high: (
                 f"{n} must lie in [{a}, {b}], got {x.tolist()}"))
     if conditions:
-        flags = torch.stack(conditions).tolist()  # the one host synchronisation
+        flags = torch.stack(conditions).tolist()  # the one host synchronization
         for bad, message in zip(flags, messages):
             if bad:
                 raise ValueError(message())
@@ -324,16 +324,19 @@ def door(
 
 @contextmanager
 def token_door(
-    X: object, vocab_size: int, valid_lens: object = None, *, min_len: int = 1, name: str = "X"
+    X: object, vocab_size: int, valid_lens: object = None, *, min_len: int = 1, name: str = "X",
+    more_lens: Sequence[tuple[str, Tensor | None, int, int]] = (),
 ) -> Iterator[Tensor | None]:
     """The door of a model that reads token ids: ``with token_door(X, V, valid_lens) as lens:``.
 
     Checks that ``X`` is (batch, steps) integer ids and ``valid_lens`` a (batch,) length tensor
     (or None), then their values (ids in ``[0, vocab_size)``, lengths in ``[min_len, steps]``)
-    with one host synchronisation, and yields the lengths as an integer tensor; inside the block
-    the layers trust them.
+    with one host synchronization, and yields the lengths as an integer tensor; inside the block
+    the layers trust them. ``more_lens`` adds other lengths to the same check, as in
+    :func:`door` (a decoder's source lengths).
     """
     X = check_tokens(X, name)
     lens = check_valid_lens(valid_lens, *X.shape, min_len=min_len, values=False)
-    with door(tokens=[(name, X, vocab_size)], lens=[("valid_lens", lens, min_len, X.shape[1])]):
+    all_lens = [("valid_lens", lens, min_len, X.shape[1]), *more_lens]
+    with door(tokens=[(name, X, vocab_size)], lens=all_lens):
         yield lens

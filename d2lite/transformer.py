@@ -143,12 +143,12 @@ class TransformerEncoder(d2l.Encoder):
                   num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None, *args) -> Tensor:
-        batch, steps = checks.check_tokens(X).shape
-        valid_lens = checks.check_valid_lens(valid_lens, batch, steps,
-                                             min_len=1)
-        X = _embed(self, X)
-        for blk in self.blks:
-            X = blk(X, valid_lens)
+        # The door: token ids and lengths are checked once, here; the blocks trust them.
+        vocab_size = self.embedding.num_embeddings
+        with checks.token_door(X, vocab_size, valid_lens) as valid_lens:
+            X = _embed(self, X)
+            for blk in self.blks:
+                X = blk(X, valid_lens)
         return X
 
     @property
@@ -234,11 +234,22 @@ class TransformerDecoder(d2l.AttentionDecoder):
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
-        past = state[2][0]
-        p = 0 if past is None else past.shape[1]  # tokens decoded before this call
-        X = _embed(self, X, p)  # shifted positions: P[:, p : p + steps]
-        for blk in self.blks:
-            X, state = blk(X, state)
+        enc_outputs, enc_valid_lens, cache = state
+        batch = checks.check_tokens(X).shape[0]
+        checks.check_features(enc_outputs, "enc_outputs", self.num_hiddens)
+        if enc_outputs.shape[0] != batch:
+            raise ValueError(f"X has batch {batch}, enc_outputs "
+                             f"{tuple(enc_outputs.shape)}")  # fmt: skip
+        src = enc_outputs.shape[1]
+        state[1] = checks.check_valid_lens(enc_valid_lens, batch, src, min_len=1,
+                                           name="enc_valid_lens", values=False)
+        p = 0 if cache[0] is None else cache[0].shape[1]  # tokens decoded before
+        # The door: target ids and source lengths are checked once, here.
+        with checks.token_door(X, self.embedding.num_embeddings, more_lens=[
+                ("enc_valid_lens", state[1], 1, src)]):
+            X = _embed(self, X, p)  # shifted positions: P[:, p : p + steps]
+            for blk in self.blks:
+                X, state = blk(X, state)
         return self.dense(X), state
 
     @property

@@ -80,3 +80,45 @@ def test_the_gru_encoder_reads_its_inputs_once_plus_the_packing():
     X, lens = torch.randint(0, 10, (3, 5)), torch.tensor([5, 2, 3])
     # one door, and pack_padded_sequence's lengths on the host (which it needs by design)
     assert host_reads(lambda: enc(X, lens)) <= 2
+
+
+def _translation_model():
+    d2l.set_seed(0)
+    enc = d2l.TransformerEncoder(50, 32, 64, 4, 2, 0.0)
+    dec = d2l.TransformerDecoder(60, 32, 64, 4, 2, 0.0)
+    net = d2l.EncoderDecoder(enc, dec)
+    X, Y = torch.randint(0, 50, (4, 7)), torch.randint(0, 60, (4, 6))
+    return net, X, Y, torch.tensor([7, 5, 3, 6])
+
+
+def test_a_transformer_forward_reads_values_twice_on_the_fast_path():
+    net, X, Y, lens = _translation_model()
+
+    def fast():
+        with d2l.fast_attention(net):
+            net(X, Y, lens)
+
+    assert host_reads(fast) <= 2
+
+
+def test_a_transformer_forward_reads_values_at_most_four_times_on_the_taught_path():
+    net, X, Y, lens = _translation_model()
+    assert host_reads(lambda: net(X, Y, lens)) <= 4
+
+
+def test_the_transformer_doors_still_refuse_bad_values():
+    net, X, Y, lens = _translation_model()
+    with pytest.raises(ValueError, match=r"X must hold token ids in \[0, 50\)"):
+        net(X + 50, Y, lens)
+    with pytest.raises(ValueError, match=r"X must hold token ids in \[0, 60\)"):
+        net(X, Y + 60, lens)
+    with pytest.raises(ValueError, match=r"valid_lens must lie in \[1, 7\]"):
+        net(X, Y, torch.tensor([7, 5, 3, 8]))
+    state = net.decoder.init_state(net.encoder(X, lens), torch.tensor([7, 5, 0, 6]))
+    with pytest.raises(ValueError, match=r"enc_valid_lens must lie in \[1, 7\]"):
+        net.decoder(Y, state)
+
+
+def test_the_tiny_lm_reads_its_tokens_once():
+    lm = d2l.TinyDecoderLM(20, 16, 4, 2, 2)
+    assert host_reads(lambda: lm(torch.randint(0, 20, (2, 9)))) == 1
