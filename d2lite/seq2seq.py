@@ -126,11 +126,12 @@ class Seq2SeqEncoder(Encoder):
     ) -> None:  # fmt: skip
         super().__init__()
         _check_sizes(vocab_size, embed_size, num_hiddens, num_layers)
+        self.vocab_size = vocab_size
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True)
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None, *args):
-        with checks.token_door(X, self.embedding.num_embeddings, valid_lens) as valid_lens:
+        with checks.token_door(X, self.vocab_size, valid_lens) as valid_lens:
             embs = self.embedding(X)  # (batch, steps, embed_size)
             if valid_lens is None:
                 return self.rnn(embs)

@@ -104,7 +104,7 @@ def _stem(module: nn.Module, vocab_size: int, num_hiddens: int, dropout: float,
     make_block(0), ..., make_block(num_blks - 1)."""
     checks.check_positive(vocab_size, "vocab_size")
     checks.check_positive(num_blks, "num_blks")
-    module.num_hiddens = num_hiddens
+    module.num_hiddens, module.vocab_size = num_hiddens, vocab_size
     module.embedding = nn.Embedding(vocab_size, num_hiddens)
     module.pos_encoding = d2l.PositionalEncoding(num_hiddens, dropout)
     module.blks = nn.Sequential()
@@ -144,8 +144,7 @@ class TransformerEncoder(d2l.Encoder):
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None, *args) -> Tensor:
         # The door: token ids and lengths are checked once, here; the blocks trust them.
-        vocab_size = self.embedding.num_embeddings
-        with checks.token_door(X, vocab_size, valid_lens) as valid_lens:
+        with checks.token_door(X, self.vocab_size, valid_lens) as valid_lens:
             X = _embed(self, X)
             for blk in self.blks:
                 X = blk(X, valid_lens)
@@ -245,7 +244,7 @@ class TransformerDecoder(d2l.AttentionDecoder):
                                            name="enc_valid_lens", values=False)
         p = 0 if cache[0] is None else cache[0].shape[1]  # tokens decoded before
         # The door: target ids and source lengths are checked once, here.
-        with checks.token_door(X, self.embedding.num_embeddings, more_lens=[
+        with checks.token_door(X, self.vocab_size, more_lens=[
                 ("enc_valid_lens", state[1], 1, src)]):
             X = _embed(self, X, p)  # shifted positions: P[:, p : p + steps]
             for blk in self.blks:
