@@ -17,9 +17,9 @@ from d2lite import checks
 
 def local_attention_mask(num_steps: int, window: int, device=None) -> Tensor:
     """Boolean (num_steps, num_steps) mask, True where query i may see key j: |i - j| <= window."""
-    for name, value in (("num_steps", num_steps), ("window", window)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    num_steps = checks.check_scalar(num_steps, "num_steps", int, low=0)
+    window = checks.check_scalar(window, "window", int, low=0)
+    checks.check_bytes(num_steps**2, f"local_attention_mask(num_steps={num_steps})")
     steps = torch.arange(num_steps, device=device)
     return (steps[:, None] - steps[None, :]).abs() <= window
 
@@ -35,9 +35,9 @@ def local_attention(queries: Tensor, keys: Tensor, values: Tensor, window: int) 
             f"expected queries and keys (batch, n, d) and values (batch, n, v), got "
             f"{tuple(queries.shape)}, {tuple(keys.shape)}, {tuple(values.shape)}"
         )
-    if not isinstance(window, int) or isinstance(window, bool) or window < 0:
-        raise ValueError(f"window must be a non-negative int, got {window!r}")
+    window = checks.check_scalar(window, "window", int, low=0)
     n, d = queries.shape[1], queries.shape[2]
+    window = min(window, n - 1)  # a wider window sees nothing more, only more padding
     width = 2 * window + 1
     # Window of query i: padded positions i .. i + 2w, i.e. original positions i - w .. i + w.
     key_windows = F.pad(keys, (0, 0, window, window)).unfold(1, width, 1)  # (batch, n, d, r)
@@ -59,9 +59,9 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, num_hiddens: int, dropout: float = 0.0, max_len: int = 1000) -> None:
         super().__init__()
-        for name, value in (("num_hiddens", num_hiddens), ("max_len", max_len)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        num_hiddens = checks.check_positive(num_hiddens, "num_hiddens")
+        max_len = checks.check_positive(max_len, "max_len")
+        checks.check_bytes(max_len * num_hiddens * 8, f"PositionalEncoding(max_len={max_len})")
         if num_hiddens % 2 != 0:
             raise ValueError(f"num_hiddens must be even (sine/cosine pairs), got {num_hiddens}")
         self.num_hiddens, self.max_len = num_hiddens, max_len

@@ -169,6 +169,8 @@ class ViT(nn.Module):
         in_channels: int | None = None,
     ) -> None:
         super().__init__()
+        checks.check_positive(num_blks, "num_blks")
+        checks.check_positive(num_classes, "num_classes")
         self.lr = lr
         self.patch_embedding = PatchEmbedding(img_size, patch_size, num_hiddens, in_channels)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, num_hiddens))

@@ -151,3 +151,36 @@ def test_the_bilingual_decorator_keeps_its_alt_text(monkeypatch):
         plt.figure(figsize=(2, 2))
 
     assert shown and shown[0]["en"] == "alt text" and shown[0]["ko"] == "대체 글"
+
+
+# -- absurd sizes fail before allocating; counts are counts ----------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: d2l.PositionalEncoding(16, max_len=10**9),
+    lambda: d2l.local_attention_mask(10**6, 2),
+    lambda: d2l.RotaryEmbedding(64, max_len=10**9),
+])
+def test_absurd_sizes_are_refused_with_the_size_they_would_need(make):
+    with pytest.raises(ValueError, match=r"would need [\d,.]+ GiB"):
+        make()
+
+
+def test_a_window_wider_than_the_sequence_allocates_nothing_more():
+    q = torch.randn(2, 5, 4, generator=d2l.generator(0))
+    torch.testing.assert_close(d2l.local_attention(q, q, q, 10**9), d2l.local_attention(q, q, q, 4))
+
+
+@pytest.mark.parametrize("kwargs, name", [(dict(num_blks=-1), "num_blks"),
+                                          (dict(num_blks=True), "num_blks"),
+                                          (dict(num_classes=0), "num_classes")])
+def test_a_vit_without_blocks_or_classes_is_refused(kwargs, name):
+    args = dict(img_size=8, patch_size=4, num_hiddens=16, mlp_num_hiddens=32, num_heads=2,
+                num_blks=1, emb_dropout=0.0, blk_dropout=0.0) | kwargs
+    with pytest.raises(ValueError, match=f"{name} must be a positive int"):
+        d2l.ViT(**args)
+
+
+def test_numpy_integers_build_models():
+    assert d2l.PositionalEncoding(np.int64(8), max_len=np.int64(4)).P.shape == (1, 4, 8)
+    assert d2l.GroupedQueryAttention(np.int64(8), np.int64(2), np.int64(1)).num_heads == 2
