@@ -196,6 +196,17 @@ class TransformerEncoderBlock(nn.Module):
         return self.addnorm2(Y, self.ffn(Y))
 
 
+def _transformer_stem(module, vocab_size, num_hiddens, dropout, blocks):
+    """The embedding, positional encoding and blocks ``block0``, ``block1``, … that d2l's
+    Transformer encoder and decoder share."""
+    module.num_hiddens = num_hiddens
+    module.embedding = nn.Embedding(vocab_size, num_hiddens)
+    module.pos_encoding = PositionalEncoding(num_hiddens, dropout)
+    module.blks = nn.Sequential()
+    for i, blk in enumerate(blocks):
+        module.blks.add_module(f"block{i}", blk)
+
+
 class TransformerEncoder(Encoder):
     """Embedding (scaled by √h) + positions + ``num_blks`` blocks; ``attention_weights`` is a
     list with one (batch * num_heads, steps, steps) tensor per block, as in d2l."""
@@ -203,13 +214,9 @@ class TransformerEncoder(Encoder):
     def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout,
                  use_bias=False):
         super().__init__()
-        self.num_hiddens = num_hiddens
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        self.pos_encoding = PositionalEncoding(num_hiddens, dropout)
-        self.blks = nn.Sequential()
-        for i in range(num_blks):
-            self.blks.add_module(f"block{i}", TransformerEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias))
+        _transformer_stem(self, vocab_size, num_hiddens, dropout, [
+            TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias)
+            for _ in range(num_blks)])
 
     def forward(self, X, valid_lens):
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
@@ -255,14 +262,10 @@ class TransformerDecoder(AttentionDecoder):
 
     def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout):
         super().__init__()
-        self.num_hiddens = num_hiddens
         self.num_blks = num_blks
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        self.pos_encoding = PositionalEncoding(num_hiddens, dropout)
-        self.blks = nn.Sequential()
-        for i in range(num_blks):
-            self.blks.add_module(f"block{i}", TransformerDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
+        _transformer_stem(self, vocab_size, num_hiddens, dropout, [
+            TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i)
+            for i in range(num_blks)])
         self.dense = nn.LazyLinear(vocab_size)
         self._attention_weights = [[None] * num_blks, [None] * num_blks]
 
