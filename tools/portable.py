@@ -71,14 +71,15 @@ wall = time.perf_counter() - start
 failures = []
 code = [c for c in nb.cells if c.cell_type == "code"]
 ansi = re.compile(r"\x1b\[[0-9;]*m")
+arrow = re.compile(r"^\s*-+>\s*(\d+\s.*)$")  # "---> 14 assert ..." (IPython's marker)
 for i, cell in enumerate(code, start=1):
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
-            # IPython marks the line that raised with "---->" in the cell's traceback frame
+            # IPython marks the line that raised with an arrow in the cell's traceback frame
             frames = [ansi.sub("", t) for t in out.get("traceback", [])]
             lines = [ln for t in frames for ln in t.splitlines()]
-            marked = [ln for ln in lines if ln.lstrip().startswith("---->")]
-            line = marked[0].split("---->", 1)[1].strip() if marked else cell.source.strip()
+            marked = [m.group(1) for m in map(arrow.match, lines) if m]
+            line = marked[0] if marked else cell.source.strip()
             failures.append({"cell": i, "error": f"{out['ename']}: {out['evalue']}"[:400],
                              "source": line.splitlines()[-1][:140]})
 print(json.dumps({"wall": round(wall, 1), "failures": failures}))
