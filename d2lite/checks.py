@@ -229,15 +229,13 @@ def check_valid_lens(
     expected = " or ".join(str(s) for s in shapes)
     if not isinstance(valid_lens, Tensor) or tuple(valid_lens.shape) not in shapes:
         raise ValueError(f"{name} must have shape {expected}, got {_got(valid_lens)}")
-    if _CHECKED.get():  # the model's door checked these values; convert, do not sync
-        return valid_lens if _is_int_dtype(valid_lens) else valid_lens.long()
     if valid_lens.is_floating_point():
         if not bool((valid_lens == valid_lens.round()).all()):
             raise ValueError(f"{name} must hold whole numbers, got {valid_lens.tolist()}")
         valid_lens = valid_lens.long()
     elif not _is_int_dtype(valid_lens):
         raise ValueError(f"{name} must hold integers, got {_got(valid_lens)}")
-    if not values:
+    if not values or _CHECKED.get():  # a model's door checks (or checked) the range: no sync
         return valid_lens
     if valid_lens.numel() and (valid_lens.min() < min_len or valid_lens.max() > num_keys):
         raise ValueError(
