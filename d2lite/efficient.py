@@ -1,6 +1,6 @@
-"""Exact tiled attention, KV cache, grouped-query attention, rotary embeddings (chapter 10).
+"""Exact tiled attention, KV cache, grouped-query attention, rotary embeddings (chapter 11).
 
-Generated from book/10_efficient.md
+Generated from book/11_efficient.md
 by `python -m tools.export`; edit the chapter, not this file.
 """
 

@@ -329,7 +329,7 @@ BAD = [
         lambda: d2l.ViT(8, 4, D, 16, 3, 1, 0.0, 0.0, num_classes=10),
         r"num_hiddens must be divisible by num_heads=3",
     ),
-    # -- chapter 10: efficient attention
+    # -- chapter 11: efficient attention
     (
         "tiled_attention",
         lambda: d2l.tiled_attention(X, X, X, block_size=0),

@@ -1,4 +1,4 @@
-"""Chapter 10: tiled attention, KV cache, grouped-query attention, rotary embeddings, RMSNorm."""
+"""Chapter 11: tiled attention, KV cache, grouped-query attention, rotary embeddings, RMSNorm."""
 
 import pytest
 import torch
