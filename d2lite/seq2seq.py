@@ -29,6 +29,7 @@ __all__ = [
     "Seq2SeqEncoder",
     "bleu",
     "corpus_bleu",
+    "chrf",
     "evaluate_bleu",
     "masked_cross_entropy",
     "predict_seq2seq",
@@ -459,6 +460,52 @@ def corpus_bleu(preds: Sequence, labels: Sequence, max_n: int = 4) -> float:
         return 0.0
     log_p = sum(math.log(m / t) for m, t in zip(matches, totals)) / max_n
     return math.exp(min(0.0, 1 - r / c) + log_p)
+
+
+def _char_ngrams(text: str, n: int) -> collections.Counter:
+    chars = "".join(text.split())  # chrF ignores whitespace
+    return collections.Counter(chars[i : i + n] for i in range(len(chars) - n + 1))
+
+
+def chrf(preds: Sequence[str], labels: Sequence[str], char_order: int = 6,
+         beta: float = 2.0) -> float:
+    """Corpus chrF in [0, 1]: an F-score over character n-grams (Popović, 2015).
+
+    For n = 1..char_order the clipped matches and the n-gram counts of predictions and
+    references are summed over the corpus (whitespace removed; a sentence whose reference is
+    shorter than n characters does not count at order n); precision and recall are
+    averaged over the orders that occur, and combined as ``(1 + b²) P R / (b² P + R)`` with
+    b = ``beta`` (2: recall weighs more). Characters, not words, are the unit, so a wrong
+    Korean particle costs one or two characters instead of the whole 어절. sacreBLEU's
+    ``CHRF()`` (chrF2, no word n-grams) gives 100 × this value.
+    """
+    if len(preds) != len(labels):
+        raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
+    if not preds:
+        raise ValueError("chrf needs at least one sentence")
+    for name, seqs in (("preds", preds), ("labels", labels)):
+        if not all(isinstance(x, str) for x in seqs):
+            raise ValueError(f"{name} must be strings")
+    char_order = checks.check_scalar(char_order, "char_order", int, low=1)
+    beta = checks.check_scalar(beta, "beta", float, low=0.0, low_open=True)
+    precisions, recalls = [], []
+    for n in range(1, char_order + 1):
+        matched = in_pred = in_label = 0
+        for pred, label in zip(preds, labels):
+            p, lab = _char_ngrams(pred, n), _char_ngrams(label, n)
+            if lab:  # a reference shorter than n characters leaves this order out
+                matched += sum(min(c, lab[g]) for g, c in p.items())
+                in_pred, in_label = in_pred + sum(p.values()), in_label + sum(lab.values())
+        if in_pred and in_label:
+            precisions.append(matched / in_pred)
+            recalls.append(matched / in_label)
+    if not precisions:
+        return 0.0
+    prec, rec = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
+    if prec + rec == 0:
+        return 0.0
+    b2 = beta * beta
+    return (1 + b2) * prec * rec / (b2 * prec + rec)
 
 
 def evaluate_bleu(

@@ -177,6 +177,47 @@ def test_corpus_bleu_pools_counts():
 # -- greedy decoding -------------------------------------------------------------------------
 
 
+def test_chrf_hand_computed_and_bounds():
+    assert d2l.chrf(["나는 집에 간다 ."], ["나는 집에 간다 ."]) == 1.0
+    assert d2l.chrf(["가"], ["나"]) == 0.0
+    # order 1 only: 6 of 7 characters match in both directions, so P = R = F = 6/7
+    assert math.isclose(d2l.chrf(["나는 집에 갔다 ."], ["나는 집에 간다 ."], char_order=1), 6 / 7)
+    # spaces do not count: a re-spaced sentence is a perfect match
+    assert d2l.chrf(["나는집에 간다."], ["나는 집에 간다 ."]) == 1.0
+    # a wrong particle costs characters, not the whole word (unigrams: 6 of 7 match)
+    pred, label = "나를 집에 간다 .", "나는 집에 간다 ."
+    assert math.isclose(d2l.chrf([pred], [label], char_order=1), 6 / 7)
+    assert 0 < d2l.chrf([pred], [label]) < 1
+
+
+def test_chrf_matches_sacrebleu():
+    import random
+
+    import sacrebleu  # a test dependency (requirements.txt)
+
+    rng = random.Random(0)
+    words = "나는 집에 간다 갔다 친구 도서관에서 책을 읽는다 오늘 빵을 . ? a bc".split()
+    for _ in range(300):
+        refs = [" ".join(rng.choices(words, k=rng.randint(1, 8))) for _ in range(rng.randint(1, 5))]
+        preds = [" ".join(rng.choices(words, k=rng.randint(0, 8))) if rng.random() < 0.7 else r
+                 for r in refs]
+        ours = 100 * d2l.chrf(preds, refs)
+        assert math.isclose(ours, sacrebleu.corpus_chrf(preds, [refs]).score, abs_tol=1e-9)
+
+
+def test_chrf_bad_inputs():
+    with pytest.raises(ValueError, match="2 predictions for 1 labels"):
+        d2l.chrf(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="at least one"):
+        d2l.chrf([], [])
+    with pytest.raises(ValueError, match="preds must be strings"):
+        d2l.chrf([["a"]], ["a"])
+    with pytest.raises(ValueError, match="beta"):
+        d2l.chrf(["a"], ["a"], beta=0)
+    with pytest.raises(ValueError, match="char_order"):
+        d2l.chrf(["a"], ["a"], char_order=True)
+
+
 def test_predict_and_translate_agree(net):
     src_vocab = d2l.Vocab("i go home .".split())
     tgt_vocab = d2l.Vocab("나 는 집 에 간다 . 학교 가".split())
