@@ -161,6 +161,7 @@ class Seq2SeqDecoder(Decoder):
         super().__init__()
         _check_sizes(vocab_size, embed_size, num_hiddens, num_layers)
         self.num_hiddens = num_hiddens
+        self.vocab_size = vocab_size
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(
             embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
@@ -179,7 +180,8 @@ class Seq2SeqDecoder(Decoder):
                 f"context must have shape ({X.shape[0]}, {self.num_hiddens}), "
                 f"got {tuple(context.shape)}"
             )
-        embs = self.embedding(X)  # (batch, steps, embed_size)
+        with checks.door(tokens=[("X", X, self.vocab_size)]):  # ids checked once
+            embs = self.embedding(X)  # (batch, steps, embed_size)
         context = context.unsqueeze(1).expand(-1, X.shape[1], -1)
         outputs, hidden = self.rnn(torch.cat((embs, context), dim=-1), hidden)
         return self.dense(outputs), (state[0], hidden)

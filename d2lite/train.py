@@ -67,14 +67,30 @@ def plot_history(
     if not keys or not history.get("epoch"):
         raise ValueError(f"history has no curves to draw: keys {sorted(history)}")
 
+    # Losses and scores (accuracy, BLEU) have different units: losses on the left axis, scores
+    # on a second axis on the right, each axis labelled, one legend for all curves.
+    losses = [k for k in keys if "loss" in k]
+    scores = [k for k in keys if k not in losses]
+
     @bilingual(caption=caption)
     def _(t):
-        _, ax = plt.subplots(figsize=(4, 2.6))
-        for key in keys:
-            epochs = history["epoch"][-len(history[key]) :]
-            fmt = _FMTS[keys.index(key) % len(_FMTS)]
-            _curves(epochs, history[key], axes=ax, xlabel=t("에포크", "epoch"), fmts=(fmt,))
-        ax.legend([_label(k, t) for k in keys])
+        _, ax = plt.subplots(figsize=(4.4, 2.6))
+        handles = []
+        for group, axes in ((losses, ax), (scores, None)):
+            if not group:
+                continue
+            if axes is None:
+                axes = ax.twinx() if losses else ax
+            for key in group:
+                epochs = history["epoch"][-len(history[key]) :]
+                fmt = _FMTS[keys.index(key) % len(_FMTS)]
+                _curves(epochs, history[key], axes=axes, xlabel=t("에포크", "epoch"),
+                        fmts=(fmt,))
+                handles.append(axes.get_lines()[-1])
+            axes.set_ylabel(", ".join(_label(k, t) for k in group))
+            if axes is not ax:
+                axes.grid(False)  # one grid, the loss axis's
+        ax.legend(handles, [_label(k, t) for k in losses + scores])
         if title:
             ax.set_title(t(*title))
 

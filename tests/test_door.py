@@ -122,3 +122,21 @@ def test_the_transformer_doors_still_refuse_bad_values():
 def test_the_tiny_lm_reads_its_tokens_once():
     lm = d2l.TinyDecoderLM(20, 16, 4, 2, 2)
     assert host_reads(lambda: lm(torch.randint(0, 20, (2, 9)))) == 1
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_a_seq2seq_forward_reads_values_a_fixed_number_of_times(attention):
+    """The GRU decoders check ids (and the Bahdanau decoder the source lengths) at their door,
+    not at every step: the count does not grow with the number of target steps."""
+    decoder_class = d2l.Seq2SeqAttentionDecoder if attention else d2l.Seq2SeqDecoder
+    torch.manual_seed(0)
+    net = d2l.Seq2Seq(d2l.Seq2SeqEncoder(11, 8, 16, 2), decoder_class(13, 8, 16, 2)).eval()
+    X, lens = torch.randint(0, 11, (3, 5)), torch.tensor([5, 2, 1])
+    counts = []
+    for steps in (4, 12):
+        Y = torch.randint(0, 13, (3, steps))
+        with torch.no_grad():
+            counts.append(host_reads(lambda Y=Y: net(X, Y, lens)))
+    assert counts[0] == counts[1] <= 4, counts
+    with pytest.raises(ValueError, match=r"X must hold token ids in \[0, 13\)"):
+        net(X, torch.full((3, 4), 13), lens)
