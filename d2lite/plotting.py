@@ -22,17 +22,14 @@ import torch
 from matplotlib import font_manager
 from matplotlib import pyplot as plt
 
+# The names a reader calls. The machinery behind bilingual figures (LANGS, MAX_WIDTH_IN,
+# figure_langs, korean_font, strict_glyphs) stays in this module: d2lite.plotting.<name>.
 __all__ = [
-    "LANGS",
-    "MAX_WIDTH_IN",
     "bilingual",
-    "figure_langs",
-    "korean_font",
     "plot",
     "set_axes",
     "set_figsize",
     "show_heatmaps",
-    "strict_glyphs",
 ]
 
 LANGS = ("ko", "en")

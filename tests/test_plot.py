@@ -13,6 +13,7 @@ import torch  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
 import d2lite as d2l  # noqa: E402
+from d2lite import plotting  # noqa: E402
 
 
 def _draw_text(text: str) -> None:
@@ -23,7 +24,7 @@ def _draw_text(text: str) -> None:
 
 
 def test_a_korean_font_is_registered_and_used():
-    assert d2l.korean_font() == "NanumGothic"
+    assert plotting.korean_font() == "NanumGothic"
     assert matplotlib.rcParams["font.family"][:2] == ["DejaVu Sans", "NanumGothic"]
     assert matplotlib.rcParams["axes.unicode_minus"] is False
 
@@ -35,16 +36,16 @@ def test_hangul_renders_without_missing_glyphs():
 
 
 def test_strict_glyphs_turns_a_missing_glyph_into_an_error():
-    d2l.strict_glyphs(True)
+    plotting.strict_glyphs(True)
     try:
         with pytest.raises(UserWarning, match="missing from"):
             _draw_text("\u1200\u1201")  # Ethiopic: in neither NanumGothic nor DejaVu Sans
     finally:
-        d2l.strict_glyphs(True)
+        plotting.strict_glyphs(True)
 
 
 def test_log_axes_and_math_render_next_to_hangul():
-    d2l.strict_glyphs(True)
+    plotting.strict_glyphs(True)
     fig, ax = plt.subplots()
     ax.semilogy([1, 2, 3], [1e-3, 1e-1, 1.0])  # tick labels 10^-3 use math text and U+2212
     ax.set_title("거리 T − t에 따른 기울기")
@@ -56,14 +57,14 @@ def test_log_axes_and_math_render_next_to_hangul():
 def test_hangul_inside_math_text_is_reported():
     # a label with $...$ is math text throughout, and math text has no Hangul font: write
     # such labels in Unicode ("거리 T − t") instead
-    d2l.strict_glyphs(True)
+    plotting.strict_glyphs(True)
     with pytest.raises(UserWarning, match="does not have a glyph"):
         _draw_text("거리 $T - t$")
     plt.close("all")
 
 
 def test_strict_glyphs_catches_a_glyph_missing_in_math_text():
-    d2l.strict_glyphs(True)
+    plotting.strict_glyphs(True)
     with pytest.raises(UserWarning, match="does not have a glyph"):
         _draw_text("$\u1200$")
     plt.close("all")
@@ -134,7 +135,7 @@ def test_bilingual_rejects_bad_input(monkeypatch):
         d2l.bilingual("not callable")
     monkeypatch.setenv("D2LITE_FIG_LANG", "ko,fr")
     with pytest.raises(ValueError, match="D2LITE_FIG_LANG"):
-        d2l.figure_langs()
+        plotting.figure_langs()
 
 
 def test_bilingual_rejects_a_figure_wider_than_the_column(monkeypatch):

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import d2lite as d2l  # noqa: E402  (registers the Korean font)
+from d2lite import plotting  # noqa: E402
 
 BLUE, ORANGE, INK = "#2a5aa8", "#e8833a", "#1f2933"
 
@@ -63,7 +64,7 @@ def draw(size_px: int, with_text: bool) -> Image.Image:
     ax.scatter([0.24] * 3, qy, s=(size_px / 9) ** 2 / 4, color=BLUE, zorder=3)
     ax.scatter([0.76] * 4, ky, s=(size_px / 10) ** 2 / 4, color=INK, zorder=3)
     if with_text:
-        font = d2l.korean_font() or "DejaVu Sans"
+        font = plotting.korean_font() or "DejaVu Sans"
         ax.text(
             0.5,
             0.86,
@@ -94,7 +95,7 @@ def draw(size_px: int, with_text: bool) -> Image.Image:
 
 
 def main() -> int:
-    d2l.strict_glyphs(True)
+    plotting.strict_glyphs(True)
     static = ROOT / "_static"
     static.mkdir(exist_ok=True)
     draw(320, with_text=True).save(static / "logo.png", optimize=True)
