@@ -283,9 +283,11 @@ def load_data_fashion_mnist(
     """
     batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     if resize is not None:
-        size = (resize, resize) if isinstance(resize, int) else tuple(resize)
-        if len(size) != 2 or min(size) < 1:
+        pair = isinstance(resize, (tuple, list))
+        size = tuple(resize) if pair else (resize, resize)
+        if len(size) != 2:
             raise ValueError(f"resize must be a positive int or (h, w), got {resize!r}")
+        size = tuple(checks.check_scalar(v, "resize", int, low=1) for v in size)
     paths = {
         name: download_verified(name, FASHION_MNIST_MIRRORS, digest, root)
         for name, digest in FASHION_MNIST_FILES.items()

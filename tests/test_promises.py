@@ -184,3 +184,10 @@ def test_a_vit_without_blocks_or_classes_is_refused(kwargs, name):
 def test_numpy_integers_build_models():
     assert d2l.PositionalEncoding(np.int64(8), max_len=np.int64(4)).P.shape == (1, 4, 8)
     assert d2l.GroupedQueryAttention(np.int64(8), np.int64(2), np.int64(1)).num_heads == 2
+
+
+@pytest.mark.parametrize("resize", [0, 2.5, True, (3,), "ab", (28, -1)])
+def test_fashion_mnist_resize_is_checked_before_any_download(resize, tmp_path):
+    with pytest.raises(ValueError, match="resize must be a positive int"):
+        d2l.load_data_fashion_mnist(8, resize=resize, root=tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing was fetched
