@@ -254,6 +254,9 @@ def check_qkv(
     for name, x, rows, size in (("queries", queries, "n", "d_q"), ("keys", keys, "m", "d_k"),
                                 ("values", values, "m", "d_v")):  # fmt: skip
         _check_float(x, name, 4 if heads else 3, f"({lead}, {rows}, {size})")
+    if not queries.dtype == keys.dtype == values.dtype:
+        raise ValueError(f"queries, keys and values need one dtype, got {queries.dtype}, "
+                         f"{keys.dtype} and {values.dtype}")
     q, k, v = (tuple(x.shape) for x in (queries, keys, values))
     if not q[:-2] == k[:-2] == v[:-2]:
         what = "batch size and number of heads" if heads else "batch size"

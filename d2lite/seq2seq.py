@@ -445,6 +445,8 @@ def corpus_bleu(preds: Sequence, labels: Sequence, max_n: int = 4) -> float:
     the total reference and prediction lengths. sacreBLEU with ``tokenize="none"`` and
     ``smooth_method="none"`` gives 100 × this value on space-tokenised text.
     """
+    if isinstance(preds, str) or isinstance(labels, str):
+        raise ValueError("preds and labels must be lists of sentences, got a str")
     if len(preds) != len(labels):
         raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
     max_n = checks.check_scalar(max_n, "max_n", int, low=1)
@@ -481,6 +483,8 @@ def chrf(preds: Sequence[str], labels: Sequence[str], char_order: int = 6,
     Korean particle costs one or two characters instead of the whole 어절. sacreBLEU's
     ``CHRF()`` (chrF2, no word n-grams) gives 100 × this value.
     """
+    if isinstance(preds, str) or isinstance(labels, str):
+        raise ValueError("preds and labels must be lists of sentences, got a str")
     if len(preds) != len(labels):
         raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
     if not preds:

@@ -13,6 +13,8 @@ from numbers import Integral
 import numpy as np
 import torch
 
+from . import checks
+
 __all__ = [
     "Timer",
     "check_shape",
@@ -40,6 +42,7 @@ def cpu() -> torch.device:
 
 def gpu(i: int = 0) -> torch.device:
     """The i-th CUDA device (it need not exist)."""
+    i = checks.check_scalar(i, "i", int, low=0)
     return torch.device(f"cuda:{i}")
 
 
@@ -54,6 +57,7 @@ def try_gpu(i: int = 0) -> torch.device:
     The environment variable ``D2LITE_DEVICE`` overrides the choice: ``cpu`` forces the CPU
     (so runs are deterministic), ``cuda`` demands a GPU and fails loudly when there is none.
     """
+    i = checks.check_scalar(i, "i", int, low=0)
     wanted = os.environ.get(_DEVICE_ENV, "").strip().lower()
     if wanted not in ("", "auto", "cpu", "cuda"):
         raise ValueError(f"{_DEVICE_ENV} must be one of 'cpu', 'cuda' or 'auto', got {wanted!r}")

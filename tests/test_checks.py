@@ -180,9 +180,9 @@ BAD = [
     ),
     (
         "Seq2SeqAttentionDecoder",
-        lambda: d2l.Seq2SeqAttentionDecoder(10, 4, D, 1).init_state(
-            _enc_state(), torch.tensor([6, 1])
-        ),
+        lambda: (lambda dec: dec(TOKENS, dec.init_state(_enc_state(), torch.tensor([6, 1]))))(
+            d2l.Seq2SeqAttentionDecoder(10, 4, D, 1)
+        ),  # the lengths' values are checked at forward's door
         r"enc_valid_lens must lie in \[1, 5\]",
     ),
     (
@@ -219,6 +219,7 @@ BAD = [
     ),
     ("bleu", lambda: d2l.bleu("a b", "a b", k=0), r"k must be a positive int, got int 0"),
     ("corpus_bleu", lambda: d2l.corpus_bleu(["a"], ["a"], max_n=0), r"max_n must be a positive"),
+    ("chrf", lambda: d2l.chrf(["a"], ["a"], char_order=0), r"char_order must be a positive"),
     ("evaluate_bleu", lambda: d2l.evaluate_bleu(None, [], None, None, 4), r"no pairs to evaluate"),
     # -- chapter 6: multi-head attention
     (

@@ -191,3 +191,15 @@ def test_fashion_mnist_resize_is_checked_before_any_download(resize, tmp_path):
     with pytest.raises(ValueError, match="resize must be a positive int"):
         d2l.load_data_fashion_mnist(8, resize=resize, root=tmp_path)
     assert not any(tmp_path.iterdir())  # nothing was fetched
+
+
+def test_more_bad_inputs_get_clear_errors():
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 6)
+    with pytest.raises(ValueError, match="one dtype"):
+        d2l.DotProductAttention()(q.double(), k, v)
+    with pytest.raises(ValueError, match="i must be a non-negative int, got int -1"):
+        d2l.try_gpu(-1)
+    with pytest.raises(ValueError, match="got a str"):
+        d2l.chrf("ab", "ab")  # characters would silently become sentences
+    with pytest.raises(ValueError, match="got a str"):
+        d2l.corpus_bleu("a b", "a b")
