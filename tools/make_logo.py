@@ -24,7 +24,7 @@ from PIL import Image  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import d2lite as d2l  # noqa: E402  (registers the Korean font)
+import d2lite  # noqa: E402, F401  (registers the Korean font)
 from d2lite import plotting  # noqa: E402
 
 BLUE, ORANGE, INK = "#2a5aa8", "#e8833a", "#1f2933"
