@@ -41,7 +41,7 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
         enc_outputs, hidden_state = enc_all_outputs
         enc_valid_lens = checks.check_valid_lens(
             enc_valid_lens, *enc_outputs.shape[:2], min_len=1,
-            name="enc_valid_lens")
+            name="enc_valid_lens", values=False)  # the values: at forward's door
         return enc_outputs, hidden_state, enc_valid_lens
 
     def forward(self, X: torch.Tensor, state):
@@ -52,16 +52,19 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
             raise ValueError(
                 f"encoder outputs must have shape {expected}, got {tuple(enc_outputs.shape)}"
             )
-        embs = self.embedding(X)  # (batch, steps, embed_size)
-        outputs, weights = [], []
-        for t in range(X.shape[1]):
-            # The query is the previous state s_{t'-1} of the top layer: (batch, 1, num_hiddens).
-            query = hidden_state[-1].unsqueeze(1)
-            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
-            step_input = torch.cat((context, embs[:, t : t + 1]), dim=-1)
-            output, hidden_state = self.rnn(step_input, hidden_state)
-            outputs.append(output)
-            weights.append(self.attention.attention_weights)  # (batch, 1, src_steps)
+        # The door: token ids and source lengths are checked once, not at every step.
+        src_lens = ("enc_valid_lens", enc_valid_lens, 1, enc_outputs.shape[1])
+        with checks.door(tokens=[("X", X, self.vocab_size)], lens=[src_lens]):
+            embs = self.embedding(X)  # (batch, steps, embed_size)
+            outputs, weights = [], []
+            for t in range(X.shape[1]):
+                # The query is the previous state s_{t'-1} of the top layer (batch, 1, hiddens).
+                query = hidden_state[-1].unsqueeze(1)
+                context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+                step_input = torch.cat((context, embs[:, t : t + 1]), dim=-1)
+                output, hidden_state = self.rnn(step_input, hidden_state)
+                outputs.append(output)
+                weights.append(self.attention.attention_weights)  # (batch, 1, src_steps)
         self._attention_weights = torch.cat(weights, dim=1)
         logits = self.dense(torch.cat(outputs, dim=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden_state, enc_valid_lens)
