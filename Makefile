@@ -23,7 +23,7 @@ PORTABLE_SIMD ?=
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install browser book pdf test test-fast test-unit notebooks colab-env export bench lint clean
+.PHONY: install browser book pdf test test-changed test-fast test-unit notebooks colab-env export bench lint clean
 
 install: $(STAMP)
 
@@ -79,6 +79,11 @@ UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py e
 
 test-unit: install
 	$(PY) -m pytest -q -n $(JOBS) $(UNIT_TESTS)
+
+# The chapters whose source, library or environment changed since they last passed here
+# (tools/changed.py keeps their fingerprints in _build/changed); make test still runs them all.
+test-changed: install
+	$(PY) -m tools.changed --run
 
 # Everything but the website build and the chapters, for the edit-test loop of tools and pages.
 test-fast: install

@@ -537,3 +537,18 @@ def test_the_static_server_serves_quietly(tmp_path, capsys):
         with urllib.request.urlopen(base + "/index.html", timeout=10) as response:
             assert response.read() == b"<p>hi</p>"
     assert capsys.readouterr().err == ""  # no request log
+
+
+def test_changed_runs_a_chapter_again_only_when_its_inputs_change(tmp_path, monkeypatch):
+    from tools import changed
+
+    monkeypatch.setattr(changed, "library_digest", lambda root=changed.ROOT: "library-v1")
+    first = changed.stale(stamps=tmp_path)
+    assert [c for c, _, _ in first] == changed.chapters() and first
+    chapter, fp, reason = first[0]
+    assert reason == "never passed here"
+    (tmp_path / f"{chapter.stem}.sha256").write_text(fp + "\n")  # it passed
+    assert chapter not in [c for c, _, _ in changed.stale(stamps=tmp_path)]
+    monkeypatch.setattr(changed, "library_digest", lambda root=changed.ROOT: "library-v2")
+    again = {c: why for c, _, why in changed.stale(stamps=tmp_path)}
+    assert again[chapter] == "chapter, library or environment changed"
