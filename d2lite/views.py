@@ -58,7 +58,6 @@ _CSS = """
   opacity:.9}
 .attention-view .av-cell{height:1.7em;font-size:10px;line-height:1.7em;white-space:nowrap;
   overflow:hidden;text-align:center;border:1px solid rgba(128,128,128,.3);color:inherit}
-.attention-view .av-cell.av-dark{color:#fff}
 .attention-view .av-cell.av-on{outline:2px solid #1f6feb;outline-offset:-1px}
 .attention-view .av-readout{min-height:2.7em;margin-top:.45rem;display:flex;flex-wrap:wrap;
   gap:.2rem .55rem;align-items:baseline}
@@ -113,13 +112,37 @@ _JS = r"""
       return out;
     }
     function fmt(v) { return v.toFixed(digits); }
-    function tint(v) { return "rgba(203,24,29," + Math.max(0, Math.min(1, v)).toFixed(3) + ")"; }
+    function clamp(v) { return Math.max(0, Math.min(1, v)); }
+    function tint(v) { return "rgba(203,24,29," + clamp(v).toFixed(3) + ")"; }
+    // Text over a tinted cell: black or white, whichever contrasts more with the tint blended
+    // over the page's own background (light or dark theme); one of them always reaches 4.5:1.
+    var page = [255, 255, 255];
+    function findBackground() {
+      for (var el = root; el; el = el.parentElement) {
+        var m = getComputedStyle(el).backgroundColor.match(/[\d.]+/g);
+        if (m && (m.length < 4 || +m[3] > 0.5)) return [+m[0], +m[1], +m[2]];
+      }
+      return [255, 255, 255];
+    }
+    function lum(c) {
+      var x = c.map(function (v) {
+        v /= 255;
+        return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+      });
+      return 0.2126 * x[0] + 0.7152 * x[1] + 0.0722 * x[2];
+    }
+    function ink(v) {
+      var a = clamp(v), red = [203, 24, 29];
+      var L = lum(red.map(function (c, i) { return a * c + (1 - a) * page[i]; }));
+      return (1.05) / (L + 0.05) > (L + 0.05) / 0.05 ? "#fff" : "#000";
+    }
     function paint() {
       W = current();
+      page = findBackground();
       for (var n = 0; n < cells.length; n++) {
         var v = W[n];
         cells[n].style.backgroundColor = tint(v);
-        cells[n].classList.toggle("av-dark", v > 0.55);
+        cells[n].style.color = ink(v);
         cells[n].setAttribute("data-value", fmt(v));
         cells[n].title = fmt(v);
       }
@@ -154,7 +177,7 @@ _JS = r"""
         val.className = "av-val";
         val.textContent = fmt(v);
         val.style.backgroundColor = tint(v);
-        if (v > 0.55) val.style.color = "#fff";
+        val.style.color = ink(v);
         item.appendChild(tok);
         item.appendChild(val);
         readout.appendChild(item);
@@ -193,6 +216,10 @@ _JS = r"""
       });
     }
     paint();
+    // The theme's light/dark toggle changes the background under the view: repaint.
+    new MutationObserver(paint).observe(document.documentElement, {
+      attributes: true, attributeFilter: ["data-theme", "class"],
+    });
   }
   var roots = document.querySelectorAll('.attention-view[data-av="__ID__"]');
   for (var r = 0; r < roots.length; r++) init(roots[r]);

@@ -205,3 +205,47 @@ def test_a_view_shown_twice_works_in_both_places(context, view_server):
         view(page, n).locator('.av-query[data-query="1"]').hover()
         assert readout(page, n) == shown(HEADS_W[0, 0, 1])
     assert page.errors == []
+
+
+# The contrast of an element's text with what lies under it: its own background blended over
+# its ancestors' (alpha too), as WCAG 2 defines the ratio. Shared with tests/test_site.py.
+CONTRAST_JS = """(el) => {
+  const rgba = (c) => (c.match(/[\\d.]+/g) || [0, 0, 0, 0]).map(Number);
+  const under = [];
+  for (let e = el; e; e = e.parentElement) under.push(rgba(getComputedStyle(e).backgroundColor));
+  let bg = [255, 255, 255];
+  for (const c of under.reverse()) {
+    const a = c.length > 3 ? c[3] : 1;
+    bg = bg.map((v, i) => a * c[i] + (1 - a) * v);
+  }
+  const fg = rgba(getComputedStyle(el).color);
+  const fa = fg.length > 3 ? fg[3] : 1;
+  const text = bg.map((v, i) => fa * fg[i] + (1 - fa) * v);
+  const lum = (c) => {
+    const x = c.map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * x[0] + 0.7152 * x[1] + 0.0722 * x[2];
+  };
+  const [a, b] = [lum(text), lum(bg)].sort((p, q) => q - p);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_values_and_labels_are_readable_in_light_and_dark(context, view_server, theme):
+    page = open_views(context, view_server)
+    if theme == "dark":  # the theme's dark mode: a dark page, light text (pydata's colours)
+        page.evaluate("""() => {
+            document.body.style.background = '#14181e';
+            document.body.style.color = '#ced6dd';
+            document.documentElement.dataset.theme = 'dark';
+        }""")
+    for n, query in ((0, 0), (0, 2), (1, 1)):
+        view(page, n).locator(f'.av-query[data-query="{query}"]').hover()
+        texts = view(page, n).locator(
+            ".av-cell.av-on, .av-val, .av-tok, .av-caption span:not(.lang-sep), .av-head"
+        )
+        ratios = [texts.nth(i).evaluate(CONTRAST_JS) for i in range(texts.count())]
+        assert min(ratios) >= 4.5, (theme, n, sorted(ratios)[:3])
