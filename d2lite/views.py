@@ -436,7 +436,9 @@ class AttentionView:
         for lang in langs:
             png = base64.b64encode(self._png(lang)).decode("ascii")
             cls = f' class="lang-{lang}"' if len(langs) > 1 else ""
-            parts.append(f'<img{cls} src="data:image/png;base64,{png}" alt="">')
+            pick = 0 if lang == "ko" else 1
+            alt = html.escape((self.caption or ("어텐션 가중치", "attention weights"))[pick])
+            parts.append(f'<img{cls} src="data:image/png;base64,{png}" alt="{alt}">')
         return '<div class="av-print">' + "".join(parts) + "</div>"
 
     def _repr_html_(self) -> str:
