@@ -469,31 +469,36 @@ class AttentionView:
     # -- PNG -------------------------------------------------------------------------------
 
     def _png(self, lang: str | None = None) -> bytes:
-        """The first selection of every leading axis but the last, its panels side by side."""
+        """Every panel (up to 16: layers x heads in reading order) as heatmaps in a grid."""
         from matplotlib.figure import Figure  # no pyplot: a view never touches the cell's figures
 
         lang = lang or plotting.figure_langs()[0]
         pick = 0 if lang == "ko" else 1
         *lead, num_q, num_k = self.shape
-        panels = self.weights.reshape(-1, num_q, num_k)
-        if lead:
-            panels = self.weights[(0,) * (len(lead) - 1)].reshape(-1, num_q, num_k)
-        panels = panels[:8]
-        n = len(panels)
-        cell = 0.28
-        width = min(plotting.MAX_WIDTH_IN - 0.2, n * (num_k * cell + 1.2) + 0.8)
-        height = min(6.0, num_q * cell + 1.6)
+        panels = self.weights.reshape(-1, num_q, num_k)[:16]
+        fit = max(1, int(7.0 // (num_k * 0.16 + 0.7)))  # panels per row at the column width
+        cols = min(len(panels), lead[-1] if lead else 1, fit)
+        rows = math.ceil(len(panels) / cols)
+        cell = min(0.28, (7.0 / cols - 0.7) / num_k)
+        width = min(plotting.MAX_WIDTH_IN - 0.2, cols * (num_k * cell + 0.7) + 1.2)
+        height = min(9.0, rows * (num_q * cell + 0.9) + 0.6)
         fig = Figure(figsize=(width, height), layout="constrained")
-        axes = fig.subplots(1, n, squeeze=False)
-        for h, (ax, matrix) in enumerate(zip(axes[0], panels)):
-            image = ax.imshow(matrix, cmap="Reds", vmin=0, vmax=1)
-            ax.set_xticks(range(num_k), self.keys, rotation=90, fontsize=8)
-            ax.set_yticks(range(num_q), self.queries if h == 0 else [], fontsize=8)
-            ax.set_xlabel(("키", "keys")[pick], fontsize=9)
-            if h == 0:
-                ax.set_ylabel(("쿼리", "queries")[pick], fontsize=9)
+        axes = fig.subplots(rows, cols, squeeze=False)
+        image = None
+        for n, ax in enumerate(axes.flat):
+            if n >= len(panels):
+                ax.axis("off")
+                continue
+            image = ax.imshow(panels[n], cmap="Reds", vmin=0, vmax=1)
+            first_col, last_row = n % cols == 0, n + cols >= len(panels)
+            ax.set_xticks(range(num_k), self.keys if last_row else [], rotation=90, fontsize=8)
+            ax.set_yticks(range(num_q), self.queries if first_col else [], fontsize=8)
             if lead:
-                ax.set_title(f"{self.titles[-1][pick]} {h + 1}", fontsize=9)
+                index = np.unravel_index(n, lead)
+                ax.set_title(" · ".join(f"{self.titles[a][pick]} {i + 1}"
+                                        for a, i in enumerate(index)), fontsize=8)  # fmt: skip
+        fig.supxlabel(("키", "keys")[pick], fontsize=9)
+        fig.supylabel(("쿼리", "queries")[pick], fontsize=9)
         fig.colorbar(image, ax=axes, shrink=0.8)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")

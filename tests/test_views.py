@@ -125,3 +125,13 @@ def test_numpy_and_lists_work_and_repr_is_short():
     view = d2l.AttentionView(np.eye(3), [1, 2, 3], ["a", "b", "c"])
     assert view.shape == (3, 3) and repr(view) == "AttentionView(shape=(3, 3))"
     assert d2l.AttentionView([[0.5, 0.5]], ["q"], ["a", "b"]).shape == (1, 2)
+
+
+def test_jupyter_gets_html_and_png_in_one_bundle():
+    from IPython.core.formatters import DisplayFormatter
+
+    data, _ = DisplayFormatter().format(d2l.AttentionView(weights(2, 2, 3, 4), list("abc"),
+                                                          list("wxyz")))  # fmt: skip
+    assert {"text/html", "image/png", "text/plain"} <= set(data)
+    assert data["text/html"].startswith('<div class="attention-view"')
+    assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
