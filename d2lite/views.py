@@ -360,6 +360,7 @@ class AttentionView:
                 )
             self.scores = s
         self.weights = w
+        self._pngs: dict[str, bytes] = {}
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -469,10 +470,16 @@ class AttentionView:
     # -- PNG -------------------------------------------------------------------------------
 
     def _png(self, lang: str | None = None) -> bytes:
+        """The PNG in ``lang`` (default: the first of the figure languages), drawn once."""
+        lang = lang or plotting.figure_langs()[0]
+        if lang not in self._pngs:
+            self._pngs[lang] = self._draw_png(lang)
+        return self._pngs[lang]
+
+    def _draw_png(self, lang: str) -> bytes:
         """Every panel (up to 16: layers x heads in reading order) as heatmaps in a grid."""
         from matplotlib.figure import Figure  # no pyplot: a view never touches the cell's figures
 
-        lang = lang or plotting.figure_langs()[0]
         pick = 0 if lang == "ko" else 1
         *lead, num_q, num_k = self.shape
         panels = self.weights.reshape(-1, num_q, num_k)[:16]
@@ -491,8 +498,15 @@ class AttentionView:
                 continue
             image = ax.imshow(panels[n], cmap="Reds", vmin=0, vmax=1)
             first_col, last_row = n % cols == 0, n + cols >= len(panels)
-            ax.set_xticks(range(num_k), self.keys if last_row else [], rotation=90, fontsize=8)
-            ax.set_yticks(range(num_q), self.queries if first_col else [], fontsize=8)
+            # tick labels on the outer panels only (ticks cost time to lay out)
+            if last_row:
+                ax.set_xticks(range(num_k), self.keys, rotation=90, fontsize=8)
+            else:
+                ax.set_xticks([])
+            if first_col:
+                ax.set_yticks(range(num_q), self.queries, fontsize=8)
+            else:
+                ax.set_yticks([])
             if lead:
                 index = np.unravel_index(n, lead)
                 ax.set_title(" · ".join(f"{self.titles[a][pick]} {i + 1}"
@@ -501,7 +515,7 @@ class AttentionView:
         fig.supylabel(("쿼리", "queries")[pick], fontsize=9)
         fig.colorbar(image, ax=axes, shrink=0.8)
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=100)  # the constrained layout already fits
         return buf.getvalue()
 
     def _repr_png_(self) -> bytes:
