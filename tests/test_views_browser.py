@@ -20,6 +20,8 @@ import torch
 import d2lite as d2l
 from tools.website import serve
 
+pydata = pytest.importorskip("pydata_sphinx_theme")
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
 
@@ -249,3 +251,51 @@ def test_values_and_labels_are_readable_in_light_and_dark(context, view_server, 
         )
         ratios = [texts.nth(i).evaluate(CONTRAST_JS) for i in range(texts.count())]
         assert min(ratios) >= 4.5, (theme, n, sorted(ratios)[:3])
+
+
+def theme_page(theme: str) -> str:
+    """A chapter's outputs as the built site marks them up (myst-nb's ``output text_html`` inside
+    ``cell_output``), styled by the installed theme's CSS and the book's own."""
+    figure = (
+        '<figure class="d2l-figure lang-ko" lang="ko"><img alt="그림" src="data:image/png;base64,'
+        + __import__("base64").b64encode(TEMP_VIEW._png("ko")).decode()
+        + '" style="max-width:100%"><figcaption>그림 설명: 어텐션 가중치</figcaption></figure>'
+    )
+    outputs = "".join(
+        f'<div class="cell_output docutils container"><div class="output text_html">{html}'
+        "</div></div>"
+        for html in (figure, TEMP_VIEW._repr_html_())
+    )
+    return (
+        f'<!doctype html><html lang="ko" data-theme="{theme}" data-book-lang="ko"><head>'
+        '<meta charset="utf-8"><link rel="icon" href="data:,">'
+        '<link rel="stylesheet" href="pydata-sphinx-theme.css">'
+        '<link rel="stylesheet" href="book.css"><link rel="stylesheet" href="lang-switch.css">'
+        '</head><body><div class="bd-content"><article class="bd-article">'
+        f"{outputs}</article></div></body></html>"
+    )
+
+
+TEMP_VIEW = d2l.AttentionView(TEMP_W, QUERIES, KEYS, scores=SCORES, temperature=TAU0,
+                              caption=("온도를 바꿔 보세요", "change the temperature"))  # fmt: skip
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_captions_meet_4_5_to_1_with_the_themes_own_css(context, tmp_path, theme):
+    """The theme paints HTML outputs as a light panel in dark mode; the book's CSS must keep
+    figure captions and views readable there (they were 1.7:1)."""
+    theme_css = next(Path(pydata.__file__).parent.rglob("pydata-sphinx-theme.css"))
+    shutil.copy(theme_css, tmp_path / "pydata-sphinx-theme.css")
+    for name in ("book.css", "lang-switch.css"):
+        shutil.copy(ROOT / "_static" / name, tmp_path / name)
+    (tmp_path / "index.html").write_text(theme_page(theme), encoding="utf-8")
+    with serve(tmp_path) as url:
+        page = context.new_page()
+        page.goto(f"{url}/index.html", wait_until="load")
+        page.wait_for_selector(".attention-view[data-ready]")
+        page.locator('.av-query[data-query="1"]').hover()
+        texts = page.locator("figcaption, .av-caption .lang-ko, .av-tok, .av-val, .av-cell.av-on")
+        ratios = {texts.nth(i).inner_text()[:20]: texts.nth(i).evaluate(CONTRAST_JS)
+                  for i in range(texts.count()) if texts.nth(i).is_visible()}  # fmt: skip
+        assert ratios and min(ratios.values()) >= 4.5, sorted(ratios.items(), key=lambda x: x[1])
+        assert context.outside_requests == []
