@@ -244,10 +244,7 @@ def _labels(tokens: object, n: int, name: str, axis: str) -> list[str]:
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise ValueError(f"{name} must be a sequence of {n} token labels, got {tokens!r}")
     if len(tokens) != n:
-        raise ValueError(
-            f"{name} must have one label per {axis} ({n}, the weights' shape), "
-            f"got {len(tokens)}"
-        )
+        raise ValueError(f"{name} must have one label per {axis} = {n}, got {len(tokens)}")
     bad = [t for t in tokens if not isinstance(t, (str, int))]
     if bad:
         raise ValueError(f"{name} must be strings, got {type(bad[0]).__name__} {bad[0]!r}")
