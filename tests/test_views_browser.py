@@ -298,4 +298,8 @@ def test_captions_meet_4_5_to_1_with_the_themes_own_css(context, tmp_path, theme
         ratios = {texts.nth(i).inner_text()[:20]: texts.nth(i).evaluate(CONTRAST_JS)
                   for i in range(texts.count()) if texts.nth(i).is_visible()}  # fmt: skip
         assert ratios and min(ratios.values()) >= 4.5, sorted(ratios.items(), key=lambda x: x[1])
+        panels = page.eval_on_selector_all(
+            ".output.text_html", "els => els.map(e => getComputedStyle(e).backgroundColor)"
+        )
+        assert panels == ["rgba(0, 0, 0, 0)"] * 2  # on the page itself, not the theme's panel
         assert context.outside_requests == []
