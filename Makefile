@@ -75,7 +75,7 @@ test: install colab-env
 # cores: the edit-test loop for library work.
 UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py efficient.py \
 	fast_attention.py multihead.py plot.py pooling.py positional.py promises.py rnn.py \
-	seq2seq.py text.py train.py transformer.py utils.py vit.py)
+	seq2seq.py text.py train.py transformer.py utils.py views.py vit.py)
 
 test-unit: install
 	$(PY) -m pytest -q -n $(JOBS) $(UNIT_TESTS)

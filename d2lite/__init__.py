@@ -13,6 +13,7 @@ from .data import *
 from .seq2seq import *
 from .train import *
 from .vision import *
+from .views import *
 
 __version__ = "0.1.0"
 

@@ -570,3 +570,66 @@ def test_tables_are_numbered_in_each_language(context, server):
         chapter = re.search(r"\d+", page.inner_text("article h1 .section-number")).group(0)
         assert shown and shown == [f"{word} {chapter}.{k}" for k in range(1, len(shown) + 1)], (
             mode, shown)
+
+
+# -- interactive attention views (d2l.AttentionView) and dark mode ----------------------------
+
+VIEW_CHAPTERS = ["04_attention_scoring", "05_bahdanau", "08_transformer"]
+
+
+def views_chapter(slug: str) -> str:
+    return next(d for d in toc_pages() if d.endswith(slug))
+
+
+@pytest.mark.parametrize("slug", VIEW_CHAPTERS)
+def test_chapter_attention_views_work_offline(context, server, slug):
+    """Each view on the built page answers a hover with one value per key, a row of weights
+    (summing to 1 to the shown precision); its selectors and slider respond; nothing is
+    fetched and no console error appears."""
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server}/{views_chapter(slug)}.html", wait_until="load")
+    page.wait_for_selector(".lang-switch button")
+    views = page.locator("article .attention-view")
+    assert views.count() >= 1
+    for i in range(views.count()):
+        view = views.nth(i)
+        assert view.get_attribute("data-ready") == "1", f"view {i} did not start"
+        view.scroll_into_view_if_needed()
+        query = view.locator(".av-query").last
+        query.hover()
+        values = [float(v) for v in view.locator(".av-readout .av-val").all_inner_texts()]
+        keys = view.locator(".av-key").count()
+        assert len(values) == keys and abs(sum(values) - 1) <= 0.005 * keys + 1e-9, values
+        before = view.locator(".av-readout").inner_text()
+        for select in view.locator("select[data-axis]").all():
+            select.select_option(index=select.locator("option").count() - 1)
+        slider = view.locator("input.av-temp")
+        if slider.count():
+            slider.fill("3")
+        if view.locator("select[data-axis], input.av-temp").count():
+            query.hover()
+            assert view.locator(".av-readout").inner_text() != before
+    assert errors == [] and context.outside_requests == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_captions_and_views_are_readable_in_light_and_dark_mode(context, server, theme):
+    """Figure captions, the views' labels and values: contrast >= 4.5:1 in both themes."""
+    from test_views_browser import CONTRAST_JS
+
+    page = open_page(context, server, views_chapter("05_bahdanau"))
+    page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{theme}'; }}")
+    page.locator("article .attention-view .av-query").first.hover()
+    texts = page.locator(
+        "article figure.d2l-figure figcaption, article .attention-view .av-caption, "
+        "article .attention-view .av-tok, article .attention-view .av-val, "
+        "article .attention-view .av-cell.av-on"
+    )
+    ratios = {}
+    for i in range(texts.count()):
+        if texts.nth(i).is_visible():
+            ratios[texts.nth(i).inner_text()[:30]] = texts.nth(i).evaluate(CONTRAST_JS)
+    assert ratios and min(ratios.values()) >= 4.5, sorted(ratios.items(), key=lambda kv: kv[1])[:3]
