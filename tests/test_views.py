@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import d2lite as d2l
+from d2lite import plotting
 
 
 def weights(*shape: int, seed: int = 0) -> torch.Tensor:
@@ -116,7 +117,7 @@ def test_png_is_a_png_with_hangul_labels(monkeypatch):
     png = view._repr_png_()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width = int.from_bytes(png[16:20], "big")
-    assert 100 < width <= 100 * d2l.MAX_WIDTH_IN  # fits the text column at 100 dpi
+    assert 100 < width <= 100 * plotting.MAX_WIDTH_IN  # fits the text column at 100 dpi
     html = view._repr_html_()
     assert html.count('src="data:image/png;base64,') == 2  # one per language, for print
 
