@@ -171,24 +171,23 @@ FIT_MATH_JS = """(minScale) => {
   return {shrunk: shrunk, wide: wide};
 }"""
 
-# Code lines longer than their block are broken at the last space that fits; the continuation
-# starts at the line's indent with a "↪" (in a span of class code-continues). Returns how many
-# lines were broken.
+# Code lines wider than their block are broken at the last space that fits (widths measured in
+# the block's font, so that Hangul, wider than Latin letters, counts as it prints); the
+# continuation starts at the line's indent with a "↪" (a span of class code-continues).
+# Returns how many lines were broken.
 WRAP_CODE_JS = """() => {
   let broken = 0;
   const MARK = "\\u21aa ";
+  const ctx = document.createElement("canvas").getContext("2d");
   for (const pre of document.querySelectorAll("article pre")) {
     if (!pre.getClientRects().length || pre.dataset.wrapped) continue;
     pre.dataset.wrapped = "1";
-    const probe = document.createElement("span");
-    probe.textContent = "M".repeat(40);
-    pre.appendChild(probe);
-    const charWidth = probe.getBoundingClientRect().width / 40;
-    probe.remove();
     const style = getComputedStyle(pre);
-    const inner = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    const cols = Math.floor(inner / charWidth) - 1;
-    if (cols < 20) continue;
+    ctx.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const width = (t) => ctx.measureText(t).width;
+    const limit = pre.clientWidth - parseFloat(style.paddingLeft)
+      - parseFloat(style.paddingRight) - 2;
+    if (limit < width("M".repeat(20))) continue;
     const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
     const nodes = [];
     let text = "";
@@ -199,17 +198,23 @@ WRAP_CODE_JS = """() => {
     const breaks = [];  // [offset of the space, indent]
     let start = 0;
     for (const line of text.split("\\n")) {
-      if (line.length > cols) {
-        const indent = line.match(/^\\s*/)[0].slice(0, Math.floor(cols / 2));
+      if (width(line) > limit) {
+        let indent = line.match(/^\\s*/)[0];
+        if (width(indent) > limit / 2) indent = "";
         let from = 0;
-        let room = cols;
-        while (line.length - from > room) {
-          let at = line.lastIndexOf(" ", from + room);
-          if (at <= from + indent.length) at = -1;
-          if (at < 0) break;  // one token longer than the column: left to pre-wrap
-          breaks.push([start + at, indent]);
-          from = at + 1;
-          room = cols - indent.length - MARK.length;
+        let prefix = "";
+        while (width(prefix + line.slice(from)) > limit) {
+          const rest = line.slice(from);
+          let at = -1;
+          let j = rest.indexOf(" ", from === 0 ? indent.length + 1 : 1);
+          while (j > 0 && width(prefix + rest.slice(0, j)) <= limit) {
+            at = j;
+            j = rest.indexOf(" ", j + 1);
+          }
+          if (at < 0) break;  // no space to break at: left to pre-wrap
+          breaks.push([start + from + at, indent]);
+          from += at + 1;
+          prefix = indent + MARK;
         }
       }
       start += line.length + 1;
