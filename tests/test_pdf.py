@@ -300,7 +300,7 @@ SOFT_WRAPPED_CODE_JS = """() => Array.from(document.querySelectorAll("article pr
   .map((pre) => pre.textContent.split("\\n")[0].slice(0, 60))"""
 
 
-def _pages_in(browser, server: str, lang: str, **context_options):
+def _pages_in(browser, lang: str, **context_options):
     context = browser.new_context(locale=lang, **context_options)
     context.add_init_script(f"localStorage.setItem('{book_pdf.LANG_KEY}', '{lang}');")
     context.set_default_timeout(60_000)
@@ -308,9 +308,9 @@ def _pages_in(browser, server: str, lang: str, **context_options):
 
 
 def test_display_equations_fit_the_printed_column(browser, server):
-    wide, shrunk = {}, 0
+    wide = {}
     for lang in book_pdf.LANGS:
-        context = _pages_in(browser, server, lang,
+        context = _pages_in(browser, lang,
                             viewport={"width": book_pdf.PRINT_WIDTH_PX, "height": 1400})
         try:
             page = context.new_page()
@@ -318,8 +318,6 @@ def test_display_equations_fit_the_printed_column(browser, server):
             for docname in book_pdf.toc_pages():
                 page.goto(f"{server}/{docname}.html", wait_until="load")
                 book_pdf.prepare(page, lang)
-                shrunk += page.evaluate(
-                    "() => document.querySelectorAll('mjx-container[style*=font-size]').length")
                 if found := page.evaluate(WIDE_MATH_JS):
                     wide[f"{lang} {docname}"] = found
         finally:
@@ -330,7 +328,7 @@ def test_display_equations_fit_the_printed_column(browser, server):
 def test_display_equations_fit_a_phone(browser, server):
     wide = {}
     for lang in book_pdf.LANGS:
-        context = _pages_in(browser, server, lang, viewport={"width": 390, "height": 844},
+        context = _pages_in(browser, lang, viewport={"width": 390, "height": 844},
                             is_mobile=True, has_touch=True)
         try:
             page = context.new_page()
@@ -346,7 +344,7 @@ def test_display_equations_fit_a_phone(browser, server):
 
 
 def test_printed_code_breaks_only_at_marked_spaces(browser, server, readers):
-    context = _pages_in(browser, server, "en",
+    context = _pages_in(browser, "en",
                         viewport={"width": book_pdf.PRINT_WIDTH_PX, "height": 1400})
     wrapped = {}
     try:
