@@ -86,7 +86,11 @@ def site_titles(site: Path) -> list[str]:
 
 
 def page_text(reader, number: int) -> str:
-    return reader.pages[number].extract_text() or ""
+    """The text of a page, extracted once per reader (pypdf takes a while per page)."""
+    texts = reader.__dict__.setdefault("_page_texts", {})
+    if number not in texts:
+        texts[number] = reader.pages[number].extract_text() or ""
+    return texts[number]
 
 
 def test_every_toc_page_is_printed_in_order_with_a_bookmark(readers):
@@ -105,6 +109,7 @@ def test_the_korean_pdf_reads_in_korean(readers, site):
     marks = outline(reader)
     for (mark, start), title in zip(marks, site_titles(site)):
         ko, _ = halves(title)
+        ko = re.sub(r"^\d+\.\s*", "", ko)  # the bookmark has the chapter's number once, no dot
         assert HANGUL.search(mark), mark
         assert ko in mark, (mark, title)
         text = squeeze(page_text(reader, start))
@@ -239,7 +244,8 @@ def test_pages_are_numbered_once_through_the_book(readers):
         labels = reader.page_labels
         assert all(re.fullmatch(r"[ivx]+", label) for label in labels[:first]), labels[:first]
         assert labels[first:] == [str(k) for k in range(1, len(labels) - first + 1)], lang
-        assert not re.search(r"\d", page_text(reader, 0)), "the cover shows no number"
+        cover = page_text(reader, 0).split("\n")
+        assert not any(re.fullmatch(r"[\divx]+", x.strip()) for x in cover), cover
         printed = []
         for k in range(1, len(reader.pages)):
             lines = [x.strip() for x in page_text(reader, k).split("\n") if x.strip()]
