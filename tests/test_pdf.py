@@ -367,3 +367,26 @@ def test_printed_code_breaks_only_at_marked_spaces(browser, server, readers):
     for lang, reader in readers.items():
         text = "".join(page_text(reader, k) for k in range(len(reader.pages)))
         assert "\u21aa" in text, f"{lang}: no continued code line is marked"
+
+
+def test_an_equation_that_must_scroll_shows_that_it_scrolls(browser, server):
+    """Narrower than any phone, some equations cannot fit even set smaller: exactly those scroll
+    inside their box and carry the shadows of _static/book.css at their edges."""
+    context = _pages_in(browser, "en", viewport={"width": 260, "height": 800}, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/book/02_bptt_lstm.html", wait_until="load")
+        page.wait_for_function("() => document.documentElement.dataset.mathFitted === '1'")
+        boxes = page.evaluate("""() => Array.from(
+            document.querySelectorAll("article mjx-container[display='true']"))
+          .filter((c) => c.getClientRects().length)
+          .map((c) => ({wide: c.scrollWidth > c.clientWidth + 1,
+                        marked: c.classList.contains("math-scrolls"),
+                        cue: getComputedStyle(c).backgroundImage,
+                        scrolls: getComputedStyle(c).overflowX}))""")
+    finally:
+        context.close()
+    scrolling = [b for b in boxes if b["wide"]]
+    assert scrolling, "no equation is wider than a 260-px column: the test needs one"
+    assert all(b["wide"] == b["marked"] for b in boxes), boxes
+    assert all(b["scrolls"] == "auto" and "radial-gradient" in b["cue"] for b in scrolling)
