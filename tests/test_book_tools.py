@@ -552,3 +552,27 @@ def test_changed_runs_a_chapter_again_only_when_its_inputs_change(tmp_path, monk
     monkeypatch.setattr(changed, "library_digest", lambda root=changed.ROOT: "library-v2")
     again = {c: why for c, _, why in changed.stale(stamps=tmp_path)}
     assert again[chapter] == "chapter, library or environment changed"
+
+
+# -- code for the column ------------------------------------------------------------------------
+
+
+def test_long_code_lines_are_found_in_code_cells_only():
+    long = "x = " + "1 + " * 30 + "1"
+    text = (
+        "# Title\n\n+++ {\"lang\": \"en\"}\n\n" + "prose " * 30 + "\n\n"
+        "```{code-cell} ipython3\nshort = 1\n" + long + "\n```\n\n"
+        "```python\n" + long + "\n```\n"
+    )
+    assert book.long_code_lines(text) == [(9, len(long))]
+    assert book.long_code_lines(text, limit=len(long)) == []
+    assert book.long_code_lines(text, limit=5) == [(8, 9), (9, len(long))]
+
+
+def test_code_width_lists_the_long_lines(tmp_path, capsys):
+    chapter = tmp_path / "01_x.md"
+    chapter.write_text("```{code-cell} ipython3\n" + "y" * 90 + "\nz = 2\n```\n", "utf-8")
+    assert book.main(["code-width", str(chapter)]) == 1
+    out = capsys.readouterr().out
+    assert f"{chapter}:2: 90 characters" in out and "1 code line(s)" in out
+    assert book.main(["code-width", "--max", "90", str(chapter)]) == 0

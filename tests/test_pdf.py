@@ -4,7 +4,11 @@ The PDFs are printed once per test run from ``_build/html`` (the ``site`` fixtur
 it is stale), unless both are newer than the site and than what prints them. Checks: every
 page of the toc is in them, in reading order, with a bookmark each; the Korean PDF has Hangul
 text and the Korean chapter titles, the English one has the English titles and no Korean
-heading; every font is embedded; the website links to the copies in ``_build/html/pdf/``.
+heading; every font is embedded; the website links to the copies in ``_build/html/pdf/``; the
+pages are numbered once through each PDF, and its contents page gives every chapter and section
+with the page the outline points to. In the browser, at the paper's text width (as printed) and
+on a 390-px phone, no display equation is wider than its box, and printed code is broken only
+where tools/pdf.py marks it.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ def readers(pdfs):
 
 def outline(reader) -> list[tuple[str, int]]:
     """The top-level bookmarks: (title, 0-based page)."""
-    return [(item.title, reader.get_destination_page_number(item)) for item in reader.outline]
+    return [(item.title, reader.get_destination_page_number(item)) for item in reader.outline
+            if not isinstance(item, list)]
 
 
 def halves(title: str) -> tuple[str, str]:
@@ -81,7 +86,11 @@ def site_titles(site: Path) -> list[str]:
 
 
 def page_text(reader, number: int) -> str:
-    return reader.pages[number].extract_text() or ""
+    """The text of a page, extracted once per reader (pypdf takes a while per page)."""
+    texts = reader.__dict__.setdefault("_page_texts", {})
+    if number not in texts:
+        texts[number] = reader.pages[number].extract_text() or ""
+    return texts[number]
 
 
 def test_every_toc_page_is_printed_in_order_with_a_bookmark(readers):
@@ -100,6 +109,7 @@ def test_the_korean_pdf_reads_in_korean(readers, site):
     marks = outline(reader)
     for (mark, start), title in zip(marks, site_titles(site)):
         ko, _ = halves(title)
+        ko = re.sub(r"^\d+\.\s*", "", ko)  # the bookmark has the chapter's number once, no dot
         assert HANGUL.search(mark), mark
         assert ko in mark, (mark, title)
         text = squeeze(page_text(reader, start))
@@ -221,3 +231,162 @@ def test_solutions_are_printed_open_in_each_language(readers):
         text = squeeze("".join(page_text(reader, i) for i in range(len(reader.pages))))
         for phrase in expected[lang]:
             assert squeeze(phrase) in text, (lang, phrase)
+
+
+# -- page numbers and the contents ------------------------------------------------------------
+
+
+def test_pages_are_numbered_once_through_the_book(readers):
+    """The cover and the contents are i, ii, …; the book's pages 1 … N, printed at their foot
+    and as the PDF's page labels."""
+    for lang, reader in readers.items():
+        first = outline(reader)[0][1]
+        labels = reader.page_labels
+        assert all(re.fullmatch(r"[ivx]+", label) for label in labels[:first]), labels[:first]
+        assert labels[first:] == [str(k) for k in range(1, len(labels) - first + 1)], lang
+        cover = page_text(reader, 0).split("\n")
+        assert not any(re.fullmatch(r"[\divx]+", x.strip()) for x in cover), cover
+        printed = []
+        for k in range(1, len(reader.pages)):
+            lines = [x.strip() for x in page_text(reader, k).split("\n") if x.strip()]
+            assert lines and lines[-1] == labels[k], (lang, k, labels[k], lines[-3:])
+            if k >= first:
+                printed.append(int(lines[-1]))
+        assert all(b == a + 1 for a, b in zip(printed, printed[1:])), (lang, printed)
+
+
+def test_the_contents_give_each_chapter_and_section_its_page(readers):
+    """The contents list every bookmark (chapters and their sections) in order, numbered once,
+    with the page label of the page the bookmark opens, on which its title is printed."""
+    for lang, reader in readers.items():
+        first = outline(reader)[0][1]
+        labels = reader.page_labels
+        contents = squeeze("".join(page_text(reader, k) for k in range(1, first)))
+        marks = book_pdf.flat_outline(reader)
+        assert len(marks) > len(outline(reader)) + 30, (lang, len(marks))  # sections too
+        at = 0
+        for title, page in marks:
+            assert not re.match(r"\d+\.?\s+\d", title), f"numbered twice: {title!r}"
+            entry = squeeze(title) + labels[page]
+            found = contents.find(entry, at)
+            assert found >= 0, (lang, title, labels[page], contents[at:at + 80])
+            at = found + len(entry)
+            heading = squeeze(re.sub(r"^[\d.]+\s+", "", title))
+            assert heading in squeeze(page_text(reader, page)), (lang, title, labels[page])
+
+
+# -- equations and code at the printed width and on a phone -----------------------------------
+
+# Visible display equations wider than their box: (start of the TeX, equation px, box px).
+WIDE_MATH_JS = """() => Array.from(
+    document.querySelectorAll("article mjx-container[display='true']"))
+  .filter((c) => c.getClientRects().length && c.querySelector("mjx-math"))
+  .map((c) => [c, c.querySelector("mjx-math").getBoundingClientRect().width])
+  .filter(([c, width]) => width > c.clientWidth + 1)
+  .map(([c, width]) => [(c.closest("div.math") || c).textContent.slice(0, 40),
+                        Math.round(width), c.clientWidth])"""
+
+# Code blocks whose lines the browser wraps (more lines shown than the text has), after
+# tools/pdf.py broke the long ones at a space: their first line.
+SOFT_WRAPPED_CODE_JS = """() => Array.from(document.querySelectorAll("article pre"))
+  .filter((pre) => pre.getClientRects().length)
+  .filter((pre) => {
+    const probe = pre.cloneNode(false);
+    pre.after(probe);
+    probe.textContent = "x";
+    const one = probe.getBoundingClientRect().height;
+    probe.textContent = "x\\nx";
+    const step = probe.getBoundingClientRect().height - one;
+    probe.remove();
+    const shown = Math.round((pre.getBoundingClientRect().height - one) / step) + 1;
+    const lines = pre.textContent.replace(/\\n$/, "").split("\\n");
+    const oneToken = lines.some((l) => !/\\S\\s+\\S/.test(l.trim()) && l.length > 60);
+    return shown > lines.length && !oneToken;
+  })
+  .map((pre) => pre.textContent.split("\\n")[0].slice(0, 60))"""
+
+
+def _pages_in(browser, lang: str, **context_options):
+    context = browser.new_context(locale=lang, **context_options)
+    context.add_init_script(f"localStorage.setItem('{book_pdf.LANG_KEY}', '{lang}');")
+    context.set_default_timeout(60_000)
+    return context
+
+
+def test_display_equations_fit_the_printed_column(browser, server):
+    wide = {}
+    for lang in book_pdf.LANGS:
+        context = _pages_in(browser, lang,
+                            viewport={"width": book_pdf.PRINT_WIDTH_PX, "height": 1400})
+        try:
+            page = context.new_page()
+            page.emulate_media(media="print")
+            for docname in book_pdf.toc_pages():
+                page.goto(f"{server}/{docname}.html", wait_until="load")
+                book_pdf.prepare(page, lang)
+                if found := page.evaluate(WIDE_MATH_JS):
+                    wide[f"{lang} {docname}"] = found
+        finally:
+            context.close()
+    assert not wide, f"display equations wider than the printed column: {wide}"
+
+
+def test_display_equations_fit_a_phone(browser, server):
+    wide = {}
+    for lang in book_pdf.LANGS:
+        context = _pages_in(browser, lang, viewport={"width": 390, "height": 844},
+                            is_mobile=True, has_touch=True)
+        try:
+            page = context.new_page()
+            for docname in book_pdf.toc_pages():
+                page.goto(f"{server}/{docname}.html", wait_until="load")
+                page.wait_for_function(
+                    "() => document.documentElement.dataset.mathFitted === '1'")
+                if found := page.evaluate(WIDE_MATH_JS):
+                    wide[f"{lang} {docname}"] = found
+        finally:
+            context.close()
+    assert not wide, f"display equations wider than a 390-px phone's column: {wide}"
+
+
+def test_printed_code_breaks_only_at_marked_spaces(browser, server, readers):
+    context = _pages_in(browser, "en",
+                        viewport={"width": book_pdf.PRINT_WIDTH_PX, "height": 1400})
+    wrapped = {}
+    try:
+        page = context.new_page()
+        page.emulate_media(media="print")
+        for docname in book_pdf.toc_pages():
+            page.goto(f"{server}/{docname}.html", wait_until="load")
+            book_pdf.prepare(page, "en")
+            if found := page.evaluate(SOFT_WRAPPED_CODE_JS):
+                wrapped[docname] = found[:3]
+    finally:
+        context.close()
+    assert not wrapped, f"code lines the printer wraps mid-line: {wrapped}"
+    for lang, reader in readers.items():
+        text = "".join(page_text(reader, k) for k in range(len(reader.pages)))
+        assert "\u21aa" in text, f"{lang}: no continued code line is marked"
+
+
+def test_an_equation_that_must_scroll_shows_that_it_scrolls(browser, server):
+    """Narrower than any phone, some equations cannot fit even set smaller: exactly those scroll
+    inside their box and carry the shadows of _static/book.css at their edges."""
+    context = _pages_in(browser, "en", viewport={"width": 260, "height": 800}, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/book/02_bptt_lstm.html", wait_until="load")
+        page.wait_for_function("() => document.documentElement.dataset.mathFitted === '1'")
+        boxes = page.evaluate("""() => Array.from(
+            document.querySelectorAll("article mjx-container[display='true']"))
+          .filter((c) => c.getClientRects().length)
+          .map((c) => ({wide: c.scrollWidth > c.clientWidth + 1,
+                        marked: c.classList.contains("math-scrolls"),
+                        cue: getComputedStyle(c).backgroundImage,
+                        scrolls: getComputedStyle(c).overflowX}))""")
+    finally:
+        context.close()
+    scrolling = [b for b in boxes if b["wide"]]
+    assert scrolling, "no equation is wider than a 260-px column: the test needs one"
+    assert all(b["wide"] == b["marked"] for b in boxes), boxes
+    assert all(b["scrolls"] == "auto" and "radial-gradient" in b["cue"] for b in scrolling)

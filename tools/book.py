@@ -2,6 +2,7 @@
 
 ``python -m tools.book check``      check every Korean/English prose pair
 ``python -m tools.book link-glossary [book/NN_x.md ...]``  link each chapter's first glossary terms
+``python -m tools.book code-width [--max 88] [book/NN_x.md ...]``  list code lines too long to print
 
 The reader notebooks (``notebooks/<lang>/``) are written by ``python -m tools.notebooks``.
 
@@ -484,6 +485,25 @@ def check_sources(
     return problems
 
 
+# -- Code for the column ---------------------------------------------------------------------
+
+# The style guide asks for chapter code lines of about 80 characters; longer ones are broken at a
+# space with a "↪" when printed (tools/pdf.py), and this many characters fit the printed column.
+CODE_WIDTH = 88
+CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+
+
+def long_code_lines(text: str, limit: int = CODE_WIDTH) -> list[tuple[int, int]]:
+    """(line number, length) of each line of a code cell of ``text`` longer than ``limit``."""
+    found = []
+    for cell in CODE_CELL.finditer(text):
+        first = text.count("\n", 0, cell.start(1)) + 1
+        for k, line in enumerate(cell.group(1).splitlines()):
+            if len(line) > limit:
+                found.append((first + k, len(line)))
+    return found
+
+
 # -- Glossary links --------------------------------------------------------------------------
 
 # What a glossary link may not be placed inside: code, math, roles, links, tags, directive lines,
@@ -594,7 +614,18 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="check the Korean/English pairs of every chapter")
     links = sub.add_parser("link-glossary", help="link each chapter's first glossary terms")
     links.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
+    width = sub.add_parser("code-width", help="list chapter code lines too long to print")
+    width.add_argument("--max", type=int, default=CODE_WIDTH, help="characters per line")
+    width.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     args = parser.parse_args(argv)
+    if args.command == "code-width":
+        found = 0
+        for path in args.chapters or chapter_sources():
+            for line, length in long_code_lines(path.read_text(encoding="utf-8"), args.max):
+                print(f"{path}:{line}: {length} characters")
+                found += 1
+        print(f"{found} code line(s) longer than {args.max} characters")
+        return 1 if found else 0
     if args.command == "link-glossary":
         glossary = load_glossary()
         for path in args.chapters or chapter_sources():
