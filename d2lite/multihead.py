@@ -89,7 +89,7 @@ class MultiHeadAttention(nn.Module):
         if not (self.need_weights if need_weights is None else need_weights):
             return self._fast_forward(queries, keys, values, valid_lens)
         if valid_lens is not None:
-            # Head j of example b sits at row b * num_heads + j: repeat each length per head.
+            # Head j of example e sits at row e * num_heads + j: repeat each length per head.
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
         q = transpose_qkv(self.W_q(queries), self.num_heads)  # (batch * heads, n, p)
         k = transpose_qkv(self.W_k(keys), self.num_heads)  # (batch * heads, m, p)
