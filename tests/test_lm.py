@@ -277,3 +277,14 @@ def test_strip_markup():
     text = ("{ref}`어텐션 <term-attention>`과 **굵게**, `code`, $x_t$, $\\alpha$ "
             "{cite:p}`Vaswani2017` [링크](https://x.org) {numref}`%s장 <chap-rnn>`")
     assert prose.strip_markup(text) == "어텐션과 굵게, code, x_t, 링크 장"
+
+
+def test_lm_benchmark_measures_both_models_and_writes_its_table():
+    from tools import bench_lm
+
+    config = {"vocab_size": 64, "num_hiddens": 16, "num_heads": 2, "num_blks": 1,
+              "max_len": 8, "batch_size": 2}  # fmt: skip
+    result = bench_lm.measure(config)
+    assert result["ours"] > 0 and result["torch"] > 0
+    assert result["ours_params"] == result["torch_params"]  # the same model, twice
+    assert "`d2l.GPT` (fast path)" in bench_lm.table(result)
