@@ -269,6 +269,7 @@ class GPTBlock(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, X: Tensor, past: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        checks.check_features(X, size=self.ln1.normalized_shape[0])  # shapes only, no values
         H = self.ln1(X)
         keys = H if past is None else torch.cat((past, H), dim=1)
         batch, steps = X.shape[:2]
@@ -312,6 +313,9 @@ class GPT(nn.Module):
         """tokens (batch, steps) -> logits (batch, steps, vocab_size); a cache (init_cache) is
         read and grows by steps positions."""
         checks.check_tokens(tokens, "tokens")
+        if cache is not None and len(cache) != len(self.blks):
+            raise ValueError(f"cache must hold one entry per block ({len(self.blks)}), "
+                             f"got {len(cache)}")
         p = 0 if cache is None or cache[0] is None else cache[0].shape[1]
         if p + tokens.shape[1] > self.max_len:
             raise ValueError(f"tokens: {p + tokens.shape[1]} positions exceed max_len "
