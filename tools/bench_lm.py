@@ -99,7 +99,9 @@ def measure(config: dict = CONFIG) -> dict:
         ours_rate = tokens_per_second(ours, *args)
     theirs_rate = tokens_per_second(theirs, *args)
     count = lambda net: sum(p.numel() for p in net.parameters())  # noqa: E731
-    return {"device": str(device), "ours": ours_rate, "torch": theirs_rate,
+    from tools.bench import device_name
+
+    return {"device": device_name(), "ours": ours_rate, "torch": theirs_rate,
             "ours_params": count(ours), "torch_params": count(theirs), **config}  # fmt: skip
 
 
