@@ -74,7 +74,7 @@ test: install colab-env
 # The library's own tests (d2lite's modules, the scalar checks, the bad-input table), on both
 # cores: the edit-test loop for library work.
 UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py efficient.py \
-	fast_attention.py multihead.py plot.py pooling.py positional.py promises.py rnn.py \
+	fast_attention.py lm.py multihead.py plot.py pooling.py positional.py promises.py rnn.py \
 	seq2seq.py text.py train.py transformer.py utils.py views.py vit.py)
 
 test-unit: install

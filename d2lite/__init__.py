@@ -8,6 +8,7 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 from .utils import *
 from .plotting import *
 from .text import *
+from .prose import *
 from .hangul import *
 from .data import *
 from .seq2seq import *
@@ -27,4 +28,5 @@ from .multihead import *
 from .positional import *
 from .transformer import *
 from .vit import *
+from .lm import *
 from .efficient import *

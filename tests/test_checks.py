@@ -379,6 +379,19 @@ BAD = [
         lambda: d2l.TinyDecoderLM(10, D, H, 1, 1)(TOKENS[0]),
         r"tokens must be token ids of shape \(batch, steps\), got shape \(5,\)",
     ),
+    # -- chapter 10: tokenization and decoder-only language models
+    ("BPETokenizer", lambda: d2l.BPETokenizer.train("ab ab", 100),
+     r"vocab_size must be an int >= 256, got int 100"),
+    ("BPETokenizer", lambda: d2l.BPETokenizer("word", [], []), r"unit must be one of"),
+    ("sample_next_token", lambda: d2l.sample_next_token(torch.randn(4), temperature=0),
+     r"temperature must be a finite real number > 0, got int 0"),
+    ("sample_next_token", lambda: d2l.sample_next_token(torch.randn(2, 3, 4)),
+     r"logits must have shape \(vocab,\) or \(batch, vocab\), got \(2, 3, 4\)"),
+    ("GPTBlock", lambda: d2l.GPTBlock(D, H, 0.0)(LONG), r"X must be a float tensor"),
+    ("GPT", lambda: d2l.GPT(10, D, H, 1, 4)(TOKENS[:, :5] % 10),
+     r"tokens: 5 positions exceed max_len 4"),
+    ("GPT", lambda: d2l.GPT(3, D, H, 1, 8)(torch.tensor([[0, 3]])),
+     r"tokens must hold token ids in \[0, 3\)"),
 ]
 
 # Public callables of the tensor-facing modules that need no row here, and why.
@@ -394,9 +407,12 @@ EXEMPT = {
     "triangular_kernel": "elementwise on any float tensor",
     "epanechnikov_kernel": "elementwise on any float tensor",
     "PeakMemory": "takes no arguments; it only watches the operators run inside its block",
+    "split_jamo": "str -> str: any character is valid (non-syllables come back unchanged)",
+    "join_jamo": "str -> str: any text is valid (only initial + medial runs are joined)",
+    "learn_merges": "takes the id lists BPETokenizer.train builds; train validates its inputs",
 }
 MODULES = ["rnn", "bptt", "pooling", "attention", "seq2seq", "bahdanau", "multihead",
-           "positional", "transformer", "vit", "efficient"]  # fmt: skip
+           "positional", "transformer", "vit", "lm", "efficient"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "thunk", "pattern"), BAD,

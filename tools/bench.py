@@ -3,7 +3,9 @@
 ``python -m tools.bench`` (or ``make bench``) writes ``benchmarks/latest.md`` (a Markdown
 table that the README quotes) and ``benchmarks/latest.json``, then runs
 ``tools.bench_attention`` (``benchmarks/attention.md``: attention speed and memory
-beside PyTorch's kernels). ``--attention-only`` and ``--chapters-only`` run one half.
+beside PyTorch's kernels) and ``tools.bench_lm`` (``benchmarks/lm.md``: training throughput of
+d2l.GPT beside the same model from PyTorch's layers). ``--attention-only`` and
+``--chapters-only`` run one half.
 Budgets: each chapter ≤ 60 s on a 2-core CPU, the whole book ≤ 5 min. This measures; it is not
 a test and never fails on time.
 """
@@ -70,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     half.add_argument("--chapters-only", action="store_true", help="only the chapter table")
     args = parser.parse_args(argv)
     if args.attention_only:
-        from tools import bench_attention
+        from tools import bench_attention, bench_lm
 
-        return bench_attention.main([])
+        return bench_attention.main([]) or bench_lm.main([])
     sources = [s for s in chapter_sources() if not args.chapters or s.stem in args.chapters]
     device = device_name()
     rows = []
@@ -101,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     out.with_suffix(".json").write_text(json.dumps({"total_s": total, "rows": rows}, indent=1))
     print("\n".join(lines))
     if not args.chapters_only:
-        from tools import bench_attention
+        from tools import bench_attention, bench_lm
 
-        return bench_attention.main([])
+        return bench_attention.main([]) or bench_lm.main([])
     return 0
 
 
