@@ -211,12 +211,12 @@ class GroupedQueryAttention(nn.Module):
         causal: bool = False,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """queries (b, n, d), keys/values (b, m, d) -> (b, n, d); the cache grows by the m new tokens.
+        """queries (b, n, d), keys/values (b, s, d) -> (b, n, d); a cache grows by these s tokens.
 
         valid_lens: None, (b,) or (b, n), as in MultiHeadAttention: keys at positions >= the
         length (counted over the cache and the new keys) are masked; lengths lie in [1, keys].
-        causal=True: the n queries are the last n of the key positions (cached and new), so with
-        m keys in all, query i sits at position m - n + i and sees keys 0 .. m - n + i; n > m is an error.
+        causal=True: the n queries are the last n of the m key positions (cached and new), so
+        query i sits at position m - n + i and sees keys 0 .. m - n + i; n > m is an error.
         """
         W = self.W_q.in_features
         for name, X in (("queries", queries), ("keys", keys), ("values", values)):
