@@ -199,7 +199,7 @@ class GroupedQueryAttention(nn.Module):
 
     def _split(self, X: Tensor, heads: int) -> Tensor:
         b, t, _ = X.shape
-        return X.reshape(b, t, heads, self.head_dim).transpose(1, 2)  # (b, heads, t, p)
+        return X.reshape(b, t, heads, self.head_dim).transpose(1, 2)  # (b, heads, t, head_dim)
 
     def forward(
         self,
@@ -211,7 +211,7 @@ class GroupedQueryAttention(nn.Module):
         causal: bool = False,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """queries (b, n, h), keys/values (b, m, h) -> (b, n, h); cache grows by m tokens.
+        """queries (b, n, d), keys/values (b, s, d) -> (b, n, d); a cache grows by these s tokens.
 
         valid_lens: None, (b,) or (b, n), as in MultiHeadAttention: keys at positions >= the
         length (counted over the cache and the new keys) are masked; lengths lie in [1, keys].
@@ -348,6 +348,8 @@ class PeakMemory(TorchDispatchMode):
     with PeakMemory() as mem: ... then mem.peak (bytes), mem.live (still alive). Every ATen
     operator is seen; a storage counts from its creation until it is freed, and views or
     in-place results of an input add nothing. Buffers private to a kernel are not seen.
+    Built on PyTorch's private torch.utils._python_dispatch and torch.utils._pytree (checked with
+    PyTorch 2.13); they may change between versions.
     """
 
     def __enter__(self) -> "PeakMemory":
