@@ -86,7 +86,7 @@ def fused_attention(
     if valid_lens is None:
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
     lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)  # (batch, 1, 1 or n, 1)
-    empty = lens == 0  # NaN or 0 from the kernel, by backend and version: show every key, zero below
+    empty = lens == 0  # kernel: NaN or 0 by backend and version; show every key, zero below
     keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
     out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=keep, dropout_p=dropout)
     return out.masked_fill(empty, 0.0)
