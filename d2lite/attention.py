@@ -143,8 +143,8 @@ class AdditiveAttention(nn.Module):
         checks.check_qkv(queries, keys, values)
         checks.check_in_features(self.W_q, queries, "queries")
         checks.check_in_features(self.W_k, keys, "keys")
-        q, k = self.W_q(queries), self.W_k(keys)  # (batch, n, h), (batch, m, h)
-        # Every query meets every key: broadcast to (batch, n, m, h).
+        q, k = self.W_q(queries), self.W_k(keys)  # (batch, n, d_h), (batch, m, d_h)
+        # Every query meets every key: broadcast to (batch, n, m, d_h).
         features = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))
         scores = self.w_v(features).squeeze(-1)  # (batch, n, m)
         self.attention_weights = masked_softmax(scores, valid_lens)
