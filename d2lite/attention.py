@@ -86,7 +86,7 @@ def fused_attention(
     if valid_lens is None:
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
     lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)  # (batch, 1, 1 or n, 1)
-    empty = lens == 0  # the kernel would give NaN: show such a query every key, zero it below
+    empty = lens == 0  # kernel: NaN or 0 by backend and version; show every key, zero below
     keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
     out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=keep, dropout_p=dropout)
     return out.masked_fill(empty, 0.0)
@@ -143,8 +143,8 @@ class AdditiveAttention(nn.Module):
         checks.check_qkv(queries, keys, values)
         checks.check_in_features(self.W_q, queries, "queries")
         checks.check_in_features(self.W_k, keys, "keys")
-        q, k = self.W_q(queries), self.W_k(keys)  # (batch, n, h), (batch, m, h)
-        # Every query meets every key: broadcast to (batch, n, m, h).
+        q, k = self.W_q(queries), self.W_k(keys)  # (batch, n, d_h), (batch, m, d_h)
+        # Every query meets every key: broadcast to (batch, n, m, d_h).
         features = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))
         scores = self.w_v(features).squeeze(-1)  # (batch, n, m)
         self.attention_weights = masked_softmax(scores, valid_lens)

@@ -62,6 +62,9 @@ def nadaraya_watson(
     if not sigma > 0:
         raise ValueError(f"sigma must be positive, got {sigma!r}")
     u = (x_query[:, None] - x_train[None, :]) / sigma  # (n, m): every query with every key
+    if kernel is gaussian_kernel:  # a softmax of -u^2/2: the max is subtracted, no underflow
+        weights = torch.softmax(-(u**2) / 2, dim=1)
+        return weights @ y_train, weights
     k = kernel(u)
     total = k.sum(dim=1, keepdim=True)
     empty = (total <= 0).flatten()

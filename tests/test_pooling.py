@@ -64,3 +64,20 @@ def test_bad_inputs():
         d2l.nadaraya_watson(x, torch.zeros(4), x, sigma=0.0)
     with pytest.raises(ValueError, match=r"no training input .* queries \[1.5\]"):
         d2l.nadaraya_watson(x, torch.zeros(4), torch.tensor([1.5]), d2l.boxcar_kernel, 0.2)
+
+
+def test_narrow_gaussian_is_nearest_neighbour_not_an_error():
+    # float32 exp(-u^2/2) underflows to 0 for every key once u^2/2 > ~104; the Gaussian weights
+    # are a softmax of -u^2/2, so the nearest key still gets (almost) all the weight
+    x_train, y_train = torch.tensor([0.1, 0.35, 0.62]), torch.tensor([1.0, 2.0, 3.0])
+    x_query = torch.tensor([0.0, 0.3, 0.5])
+    assert (d2l.gaussian_kernel((x_query[:, None] - x_train) / 0.0037) == 0).all(dim=1).any()
+    y_hat, weights = d2l.nadaraya_watson(x_train, y_train, x_query, d2l.gaussian_kernel, 0.0037)
+    assert torch.isfinite(weights).all()
+    torch.testing.assert_close(weights.sum(dim=1), torch.ones(3))
+    torch.testing.assert_close(y_hat, torch.tensor([1.0, 2.0, 3.0]))
+    # a learned width is a tensor; the gradient flows through the softmax
+    sigma = torch.tensor(0.5, requires_grad=True)
+    y_hat, _ = d2l.nadaraya_watson(x_train, y_train, x_query, d2l.gaussian_kernel, sigma)
+    y_hat.sum().backward()
+    assert sigma.grad is not None and torch.isfinite(sigma.grad)
