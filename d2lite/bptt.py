@@ -7,7 +7,6 @@ by `python -m tools.export`; edit the chapter, not this file.
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
 from collections.abc import Callable, Iterable
-from numbers import Integral
 
 import torch
 from torch import Tensor, nn
@@ -57,12 +56,9 @@ def truncation_multipliers(
     'full' keeps every one (1); 'regular' cuts (0) at steps tau, 2 tau, ...; 'randomized'
     draws 1/pi with probability pi and 0 otherwise, so that E[xi_t] = 1.
     """
-    if isinstance(num_steps, bool) or not isinstance(num_steps, Integral) or num_steps <= 0:
-        raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
-    if batch_size is not None and (
-        isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size <= 0
-    ):
-        raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
+    num_steps = checks.check_scalar(num_steps, "num_steps", int, low=1)
+    if batch_size is not None:
+        batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     if strategy not in ("full", "regular", "randomized"):
         raise ValueError(f"strategy must be 'full', 'regular' or 'randomized', got {strategy!r}")
     if tau is not None and strategy != "regular":
@@ -73,13 +69,11 @@ def truncation_multipliers(
     if strategy == "full":
         return torch.ones(shape)
     if strategy == "regular":
-        if isinstance(tau, bool) or not isinstance(tau, Integral) or tau <= 0:
-            raise ValueError(f"regular truncation needs a positive int tau, got {tau!r}")
+        tau = checks.check_scalar(tau, "tau", int, low=1)  # regular truncation needs one
         xi = torch.ones(shape)
         xi[int(tau) :: int(tau)] = 0.0  # a new segment starts at steps tau, 2 tau, ...
         return xi
-    if pi is None or not 0 < pi <= 1:
-        raise ValueError(f"randomized truncation needs 0 < pi <= 1, got {pi!r}")
+    pi = checks.check_scalar(pi, "pi", float, low=0, high=1, low_open=True)  # randomized needs one
     keep = torch.rand(shape, generator=generator) < pi
     return keep.to(torch.get_default_dtype()) / pi
 
@@ -124,8 +118,7 @@ def grad_clipping(net: nn.Module | Iterable[nn.Parameter], theta: float) -> floa
     Parameters without a gradient are skipped. Unlike d2l's, it returns the norm before
     clipping and raises ValueError for a theta that is not positive.
     """
-    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not theta > 0:
-        raise ValueError(f"theta must be a positive number, got {theta!r}")
+    theta = checks.check_scalar(theta, "theta", float, low=0, low_open=True)
     if isinstance(net, nn.Module):
         params = list(net.parameters())
     elif hasattr(net, "params"):

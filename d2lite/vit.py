@@ -17,16 +17,10 @@ from d2lite import checks
 
 def _pair(value: int | tuple[int, int], name: str) -> tuple[int, int]:
     """An int n or a pair (h, w) as a pair of positive ints: n -> (n, n)."""
-    pair = (value, value) if isinstance(value, int) else value
-    if (
-        not isinstance(pair, (tuple, list))
-        or len(pair) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
-    ):
+    pair = value if isinstance(value, (tuple, list)) else (value, value)
+    if len(pair) != 2:
         raise ValueError(f"{name} must be an int or a pair (h, w) of ints, got {value!r}")
-    if min(pair) < 1:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-    return tuple(pair)
+    return tuple(checks.check_scalar(v, name, int, low=1) for v in pair)
 
 
 class PatchEmbedding(nn.Module):

@@ -38,9 +38,9 @@ def test_patch_embedding_accepts_height_width_pairs():
     [
         (97, 16, r"img_size 97x97 is not divisible by patch_size 16x16"),
         ((8, 10), 4, r"img_size 8x10 is not divisible by patch_size 4x4: .*10 % 4 = 2"),
-        (8, 0, r"patch_size must be positive"),
+        (8, 0, r"patch_size must be a positive int, got int 0"),
         ((8, 8, 8), 2, r"img_size must be an int or a pair"),
-        (8.0, 2, r"img_size must be an int or a pair"),
+        (8.0, 2, r"img_size must be a positive int, got float 8.0"),
     ],
 )
 def test_patch_embedding_rejects_bad_sizes(img_size, patch_size, message):
@@ -357,7 +357,7 @@ def test_fashion_mnist_published_digests_look_right():
     "kwargs, message",
     [
         (dict(batch_size=0), "batch_size must be a positive int, got int 0"),
-        (dict(batch_size=4, resize=(28, 0)), r"resize must be a positive int or \(h, w\)"),
+        (dict(batch_size=4, resize=(28, 0)), r"resize must be a positive int, got int 0"),
         (dict(batch_size=4, resize=(1, 2, 3)), r"resize must be a positive int or \(h, w\)"),
     ],
 )
