@@ -322,7 +322,8 @@ BAD = [
         lambda: d2l.PatchEmbedding(8, 4, D)(torch.ones(2, 1, 8, 8, dtype=torch.long)),
         r"X must be a float tensor of shape \(batch, channels, height, width\)",
     ),
-    ("PatchEmbedding", lambda: d2l.PatchEmbedding(8, 0, D), r"patch_size must be a positive int, got int 0"),
+    ("PatchEmbedding", lambda: d2l.PatchEmbedding(8, 0, D),
+     r"patch_size must be a positive int, got int 0"),
     ("ViTMLP", lambda: d2l.ViTMLP(0, D), r"mlp_num_hiddens must be a positive int"),
     ("ViTBlock", lambda: d2l.ViTBlock(D, D, 16, 3, 0.0), r"num_hiddens must be divisible by"),
     (
