@@ -576,3 +576,14 @@ def test_code_width_lists_the_long_lines(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{chapter}:2: 90 characters" in out and "1 code line(s)" in out
     assert book.main(["code-width", "--max", "90", str(chapter)]) == 0
+
+
+def test_notation_checker_wants_rows():
+    from tools.book import notation_problems
+
+    assert notation_problems(r"$\mathrm{Var}(\mathbf{q}^\top \mathbf{k})$")
+    assert notation_problems(r"$\mathbf{W}_q \mathbf{q}$ and $\mathbf{W}^{(h)} \mathbf{x}$")
+    assert not notation_problems(r"$\mathbf{q}\mathbf{k}^\top$, $\mathbf{x}\mathbf{W}_q$")
+    # an outer product of a row vector with itself is row notation too
+    assert not notation_problems(r"$\mathrm{diag}(\mathbf{p}) - \mathbf{p}^\top\mathbf{p}$")
+    assert not notation_problems(r"$\mathbf{q}\mathbf{W}_q\mathbf{W}_k^\top\mathbf{k}^\top$")

@@ -404,11 +404,32 @@ def pair_problems(
             )
     if chapter:
         problems += english_problems(en)
+        problems += notation_problems(ko + "\n" + en)
     if glossary:
         problems += glossary_problems(ko, en, glossary)
         problems += avoided_problems(ko, glossary)
         anchors = {term_anchor(t.en) for t in glossary}
         problems += glossary_link_problems(ko + "\n" + en, anchors)
+    return problems
+
+
+# The book's vectors are rows (the preface's table): a query-key score is q k^T, and a matrix
+# multiplies a vector from the right, x W. These are the column-vector forms a chapter must not
+# slip into (an outer product such as p^T p is fine, so only the query-key score is checked).
+_COLUMN_SCORE = re.compile(r"\\mathbf\{q\}(?:_\{?\w+\}?)?\^\{?\\top\}?\s*\\mathbf\{k\}")
+_MATRIX_LEFT = re.compile(
+    r"\\mathbf\{W\}(?:_\{?\w+\}?)?(?:\^\{?\(\w+\)\}?)?\s*\\mathbf\{[qkvxh]\}"
+)
+
+
+def notation_problems(text: str) -> list[str]:
+    """Column-vector notation in the math of a chapter cell, where the book writes rows."""
+    problems = []
+    for expr in math_of(text):
+        for pattern, rule in ((_COLUMN_SCORE, "write a query-key score as q k^T (rows), not q^T k"),
+                              (_MATRIX_LEFT, "vectors are rows: write x W, not W x")):
+            for m in pattern.finditer(expr):
+                problems.append(f"notation: {rule}: {m.group(0)!r}")
     return problems
 
 
