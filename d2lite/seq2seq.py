@@ -437,6 +437,14 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     return score
 
 
+def _check_corpus(preds: Sequence, labels: Sequence) -> None:
+    """Predictions and references of a corpus metric: two lists of sentences, one per pair."""
+    if isinstance(preds, str) or isinstance(labels, str):
+        raise ValueError("preds and labels must be lists of sentences, got a str")
+    if len(preds) != len(labels):
+        raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
+
+
 def corpus_bleu(preds: Sequence, labels: Sequence, max_n: int = 4) -> float:
     """Unsmoothed corpus BLEU in [0, 1] with one reference per sentence (sacreBLEU's formula).
 
@@ -445,10 +453,7 @@ def corpus_bleu(preds: Sequence, labels: Sequence, max_n: int = 4) -> float:
     the total reference and prediction lengths. sacreBLEU with ``tokenize="none"`` and
     ``smooth_method="none"`` gives 100 × this value on space-tokenised text.
     """
-    if isinstance(preds, str) or isinstance(labels, str):
-        raise ValueError("preds and labels must be lists of sentences, got a str")
-    if len(preds) != len(labels):
-        raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
+    _check_corpus(preds, labels)
     max_n = checks.check_scalar(max_n, "max_n", int, low=1)
     matches, totals = [0] * max_n, [0] * max_n
     c = r = 0
@@ -483,10 +488,7 @@ def chrf(preds: Sequence[str], labels: Sequence[str], char_order: int = 6,
     Korean particle costs one or two characters instead of the whole 어절. sacreBLEU's
     ``CHRF()`` (chrF2, no word n-grams) gives 100 × this value.
     """
-    if isinstance(preds, str) or isinstance(labels, str):
-        raise ValueError("preds and labels must be lists of sentences, got a str")
-    if len(preds) != len(labels):
-        raise ValueError(f"got {len(preds)} predictions for {len(labels)} labels")
+    _check_corpus(preds, labels)
     if not preds:
         raise ValueError("chrf needs at least one sentence")
     for name, seqs in (("preds", preds), ("labels", labels)):
