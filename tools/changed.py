@@ -4,9 +4,10 @@
 ``python -m tools.changed --run``    execute them (nbval, as ``make test`` does) and remember
                                      each one that passes
 
-A chapter's fingerprint is the sha256 of what its run depends on: the chapter source, every
-module of ``d2lite`` (a chapter imports the whole library), ``requirements.txt`` and the
-interpreter and torch versions. A chapter that passed with the same fingerprint is skipped; the
+A chapter's fingerprint is the sha256 of what its run depends on: the chapter source, the
+sources of ``d2lite`` as ``tools.colab_env.sources_digest`` hashes them for the wheel (a chapter
+imports the whole library), ``requirements.txt`` and the interpreter and torch versions.
+A chapter that passed with the same fingerprint is skipped; the
 fingerprints of passing chapters live in ``_build/changed/<chapter>.sha256``. ``make test`` never
 reads them: a fresh clone runs every chapter, as CI must.
 """
@@ -21,6 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools.colab_env import sources_digest
 from tools.notebooks import chapter_sources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,12 +31,9 @@ TEST_DIR = ROOT / "_build" / "nbval"
 
 
 def library_digest(root: Path = ROOT) -> str:
-    """sha256 over the library's sources and the environment that runs them."""
-    h = hashlib.sha256()
-    for path in sorted((root / "d2lite").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(path.relative_to(root).as_posix().encode())
-            h.update(path.read_bytes())
+    """sha256 over the library's sources (the wheel's digest, as the Colab door uses it), the
+    requirements and the interpreter and torch versions that run them."""
+    h = hashlib.sha256(sources_digest().encode())
     h.update((root / "requirements.txt").read_bytes())
     h.update(platform.python_version().encode())
     try:
