@@ -18,16 +18,16 @@ import d2lite as d2l
 from d2lite import checks
 
 
-_S_BASE, _S_LAST = 0xAC00, 0xD7A3  # 가 .. 힣: 19 initials x 21 medials x 28 finals
+# The syllable arithmetic is chapter 5's (d2l.decompose_syllable, d2l.compose_syllable); here
+# the indices become Unicode's conjoining jamo, the letters NFD writes.
 _L, _V, _T = 0x1100, 0x1161, 0x11A7  # the first conjoining initial, medial and (final - 1)
 
 
 def split_jamo(ch: str) -> str:
     """A precomposed syllable -> its 2 or 3 conjoining jamo (as NFD gives them); else ch."""
-    code = ord(ch) - _S_BASE
-    if not 0 <= code <= _S_LAST - _S_BASE:
+    if not "가" <= ch <= "힣":
         return ch
-    initial, medial, final = code // (21 * 28), code // 28 % 21, code % 28
+    initial, medial, final = d2l.decompose_syllable(ch)
     return chr(_L + initial) + chr(_V + medial) + (chr(_T + final) if final else "")
 
 
@@ -40,7 +40,7 @@ def join_jamo(text: str) -> str:
         if 0 <= a < 19 and 0 <= b < 21:
             c = ord(text[i + 2]) - _T if i + 2 < len(text) else 0
             final = c if 0 < c < 28 else 0
-            out.append(chr(_S_BASE + (a * 21 + b) * 28 + final))
+            out.append(d2l.compose_syllable(a, b, final))
             i += 3 if final else 2
         else:
             out.append(text[i])
