@@ -199,9 +199,10 @@ README_START = "<!-- benchmarks/attention.md: begin -->"
 README_END = "<!-- benchmarks/attention.md: end -->"
 
 
-def _between_markers(readme: str) -> tuple[int, int]:
-    """Where the README's quoted attention table starts and ends (inside its markers)."""
-    return readme.index(README_START) + len(README_START), readme.index(README_END)
+def _between_markers(readme: str, begin: str = README_START, end: str = README_END
+                     ) -> tuple[int, int]:  # fmt: skip
+    """Where a table quoted in the README starts and ends (inside its markers)."""
+    return readme.index(begin) + len(begin), readme.index(end)
 
 
 def readme_block(readme: str) -> str:
@@ -210,11 +211,13 @@ def readme_block(readme: str) -> str:
     return readme[start:end].strip("\n")
 
 
-def update_readme(text: str, path: Path = ROOT / "README.md") -> None:
-    """Quote the new table in the README between its markers."""
+def update_readme(text: str, path: Path = ROOT / "README.md", begin: str = README_START,
+                  end: str = README_END) -> None:  # fmt: skip
+    """Quote a new table in the README between its markers (the attention table's by default;
+    tools.bench_lm passes its own)."""
     readme = path.read_text(encoding="utf-8")
-    start, end = _between_markers(readme)
-    path.write_text(f"{readme[:start]}\n{text.strip()}\n{readme[end:]}", encoding="utf-8")
+    start, stop = _between_markers(readme, begin, end)
+    path.write_text(f"{readme[:start]}\n{text.strip()}\n{readme[stop:]}", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from tools import bench_attention
+
 ROOT = Path(__file__).resolve().parent.parent
 README_START = "<!-- benchmarks/lm.md: begin -->"
 README_END = "<!-- benchmarks/lm.md: end -->"
@@ -123,12 +125,10 @@ def table(result: dict) -> str:
 
 
 def update_readme(text: str, path: Path = ROOT / "README.md") -> None:
+    """Quote the table in the README between its markers, if the README has them."""
     readme = path.read_text(encoding="utf-8")
-    if README_START not in readme or README_END not in readme:
-        return
-    a = readme.index(README_START) + len(README_START)
-    b = readme.index(README_END)
-    path.write_text(readme[:a] + "\n" + text + readme[b:], encoding="utf-8")
+    if README_START in readme and README_END in readme:
+        bench_attention.update_readme(text, path, README_START, README_END)
 
 
 def main(argv: list[str] | None = None) -> int:
