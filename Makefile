@@ -52,12 +52,15 @@ pdf: book
 # Phase 1 executes every chapter once (nbval, which also fills the build's execution cache)
 # beside the unit tests; phase 2 builds the website from that cache and tests it. Without a
 # Chromium or a Korean font every other test still runs; then one line says what to install.
+# Both phases spread their work over $(JOBS) workers in the order conftest.py's schedule() gives:
+# the longest units first (a chapter's cells, the PDFs' tests), each other test module whole.
 # nbval runs bilingual copies of the chapters (both languages' figures, for the website) written
 # to _build/nbval; tests/test_colab.py runs the English reader notebooks from an installed wheel.
 # The $(JOBS) workers share the cores, so each kernel computes on one thread (OMP_NUM_THREADS, unless
 # set): with more threads than free cores, PyTorch's threads spin-wait on one another; chapter 10's
 # token-by-token decoding then took 420 s of CPU beside other work instead of 30 s on one thread.
 NBVAL_DIR := _build/nbval
+XDIST := -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 test: install colab-env
 	@mkdir -p _build; \
@@ -66,8 +69,8 @@ test: install colab-env
 	export D2LITE_CHROMIUM="$$chromium" OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1}; \
 	export D2LITE_PORTABLE_OFFSET="$(PORTABLE_OFFSET)" D2LITE_PORTABLE_SIMD="$(PORTABLE_SIMD)"; \
 	$(PY) -m tools.notebooks --test-dir $(NBVAL_DIR) >/dev/null \
-	  && $(PY) -m pytest -n $(JOBS) --dist loadscope -m "not book" tests $(NBVAL_DIR)/*.ipynb \
-	  --nbval-lax && $(PY) -m pytest -m book tests; status=$$?; \
+	  && $(PY) -m pytest $(XDIST) -m "not book" tests $(NBVAL_DIR)/*.ipynb --nbval-lax \
+	  && $(PY) -m pytest $(XDIST) -m book tests; status=$$?; \
 	if [ $$browser != 0 ]; then tail -n 1 _build/.browser >&2; exit 1; fi; \
 	exit $$status
 

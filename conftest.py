@@ -43,10 +43,61 @@ def check_nbval_item(item) -> None:
         )
 
 
+# -- how `make test` spreads its work over the cores (pytest-xdist, --dist loadgroup) -----------
+# A chapter is the longest unit of work: its nbval cells run in one kernel, in order, and its
+# Colab-door run is one test. These units go first, the longest first (their times from the last
+# `make bench`, benchmarks/latest.md), so that no worker is left alone with a long chapter at the
+# end. Every other test module stays whole on one worker, as under --dist loadscope, so that its
+# module fixtures are set up once; the tests that read the printed PDFs share one worker, which
+# prints them once, and go first among the website's tests.
+BENCH = ROOT / "benchmarks" / "latest.md"
+PDF_GROUP = "printed-pdfs"
+PDF_SECONDS = 150.0  # printing both PDFs and reading them, roughly
+
+
+def chapter_seconds(bench: Path | None = None) -> dict[str, float]:
+    """Each chapter's wall time in the last benchmark table ({} when there is none)."""
+    import re
+
+    bench = bench or BENCH
+    text = bench.read_text(encoding="utf-8") if bench.is_file() else ""
+    return {m[1]: float(m[2]) for m in re.finditer(r"^\| (\d\d_\w+) \| ([\d.]+) \|", text, re.M)}
+
+
+def work_unit(item, seconds: dict[str, float]) -> tuple[str | None, float]:
+    """The xdist group of a test (None: a unit of its own) and how long its unit takes, roughly
+    (0 when unknown: such units keep their order, after the known ones)."""
+    if _is_notebook_cell(item):
+        stem = Path(str(item.fspath)).stem
+        return f"nbval-{stem}", seconds.get(stem, 30.0)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    notebook = params.get("notebook")
+    if isinstance(notebook, Path) and notebook.suffix == ".ipynb":
+        return None, seconds.get(notebook.stem, 30.0)
+    if "pdfs" in getattr(item, "fixturenames", ()):
+        return PDF_GROUP, PDF_SECONDS
+    return item.nodeid.split("::")[0], 0.0
+
+
+def schedule(items: list) -> None:
+    """Mark each test with its xdist group and put the longest units first (in place; a stable
+    sort, so a chapter's cells keep their order)."""
+    seconds = chapter_seconds()
+    estimate = {}
+    for item in items:
+        group, estimate[item.nodeid] = work_unit(item, seconds)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: -estimate[item.nodeid])
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into work units
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
         if _is_notebook_cell(item):
             check_nbval_item(item)
+    if config.getoption("dist", "no") == "loadgroup":
+        schedule(items)
 
 
 def _glyph_problem(outputs) -> str | None:

@@ -27,15 +27,20 @@
         figures[k].id = figures[k].id || "fig-" + lang + "-" + label.replace(".", "-");
       }
       // Display equations: each is written once per language (the checker keeps the pairs'
-      // math equal), so each language counts its own copies: (c.k) in both.
+      // math equal), so each language counts its own copies: (c.k) in both. The number and its
+      // equation share one box (div.numbered-equation), so that print keeps them on one page.
       var equations = document.querySelectorAll("article .lang-" + lang + " div.math");
       for (var j = 0; j < equations.length; j++) {
-        var before = equations[j].previousElementSibling;
-        if (before && before.classList.contains("equation-number")) continue;
+        var parent = equations[j].parentNode;
+        if (parent.classList.contains("numbered-equation")) continue;
         var number = document.createElement("span");
         number.className = "equation-number";
         number.textContent = "(" + (chapter ? chapter + "." : "") + (j + 1) + ")";
-        equations[j].parentNode.insertBefore(number, equations[j]);
+        var pair = document.createElement("div");
+        pair.className = "numbered-equation";
+        parent.insertBefore(pair, equations[j]);
+        pair.appendChild(number);
+        pair.appendChild(equations[j]);
       }
       // Tables of a chapter: those of this language's prose and those shared by both (code
       // output), numbered in order: 표 c.k / Table c.k, as a caption line above the table.

@@ -18,6 +18,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tools import pdf as book_pdf
 
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 PRINTERS = [ROOT / "tools" / "pdf.py", ROOT / "_static" / "print.css"]
 
-pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
+pytestmark = pytest.mark.book
 
 
 def _fresh(paths: list[Path], site: Path) -> bool:
@@ -41,24 +42,35 @@ def _fresh(paths: list[Path], site: Path) -> bool:
 def pdfs(site: Path) -> dict[str, Path]:
     paths = {lang: book_pdf.OUT / name for lang, name in book_pdf.PDF_NAMES.items()}
     copies = [site / book_pdf.SITE_PDF_DIR / name for name in book_pdf.PDF_NAMES.values()]
-    if not _fresh([*paths.values(), *copies], site):
-        # In its own process: Playwright's sync API cannot start twice in one thread, and the
-        # browser tests' session already holds it. How long printing takes is not tested.
-        import subprocess
-        import sys
+    book_pdf.OUT.mkdir(parents=True, exist_ok=True)
+    # `make test` keeps the tests that read the PDFs on one xdist worker (conftest.py's
+    # schedule); the lock keeps any other split from printing them twice at once.
+    with FileLock(str(book_pdf.OUT / ".print.lock")):
+        if not _fresh([*paths.values(), *copies], site):
+            # In its own process: Playwright's sync API cannot start twice in one thread, and the
+            # browser tests' session already holds it. How long printing takes is not tested.
+            import subprocess
+            import sys
 
-        proc = subprocess.run([sys.executable, "-m", "tools.pdf", "--site", str(site)],
-                              cwd=book_pdf.ROOT, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-        assert all(p.is_file() for p in paths.values()), paths
+            proc = subprocess.run([sys.executable, "-m", "tools.pdf", "--site", str(site)],
+                                  cwd=book_pdf.ROOT, capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+            assert all(p.is_file() for p in paths.values()), paths
     return paths
 
 
 @pytest.fixture(scope="session")
 def readers(pdfs):
+    """pypdf's readers of the PDFs (outline, page labels, fonts); each also holds PDFium's view
+    of its file, which gives the text of a page some twenty times faster than pypdf."""
+    import pypdfium2
     from pypdf import PdfReader
 
-    return {lang: PdfReader(str(path)) for lang, path in pdfs.items()}
+    readers = {}
+    for lang, path in pdfs.items():
+        reader = readers[lang] = PdfReader(str(path))
+        reader.__dict__["_pdfium"] = pypdfium2.PdfDocument(str(path))
+    return readers
 
 
 def outline(reader) -> list[tuple[str, int]]:
@@ -86,10 +98,11 @@ def site_titles(site: Path) -> list[str]:
 
 
 def page_text(reader, number: int) -> str:
-    """The text of a page, extracted once per reader (pypdf takes a while per page)."""
+    """The text of a page (by PDFium), its lines ended by "\\n", extracted once per reader."""
     texts = reader.__dict__.setdefault("_page_texts", {})
     if number not in texts:
-        texts[number] = reader.pages[number].extract_text() or ""
+        page = reader.__dict__["_pdfium"][number]
+        texts[number] = page.get_textpage().get_text_bounded().replace("\r\n", "\n")
     return texts[number]
 
 
@@ -273,6 +286,42 @@ def test_the_contents_give_each_chapter_and_section_its_page(readers):
             at = found + len(entry)
             heading = squeeze(re.sub(r"^[\d.]+\s+", "", title))
             assert heading in squeeze(page_text(reader, page)), (lang, title, labels[page])
+
+
+EQUATION_NUMBER = re.compile(r"\(\d+\.\d+\)")
+
+
+def lone_equation_numbers(reader) -> list[tuple[str, str]]:
+    """Equation numbers "(c.k)" printed alone on their line: (page label, number). Beside its
+    equation a number has the equation's glyphs on its left; a number whose equation went on to
+    the next page is left by itself at the foot of the page."""
+    found = []
+    document = reader.__dict__["_pdfium"]
+    for k in range(len(document)):
+        numbers = set(EQUATION_NUMBER.findall(page_text(reader, k)))
+        if not numbers:
+            continue
+        page = document[k].get_textpage()
+        for number in sorted(numbers):
+            search = page.search(number)
+            while (hit := search.get_next()) is not None:
+                start, count = hit
+                boxes = [page.get_charbox(i) for i in range(start, start + count)]
+                left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
+                bottom, top = min(b[1] for b in boxes), max(b[3] for b in boxes)
+                line = (page.get_text_bounded(0, bottom, left - 0.5, top)
+                        + page.get_text_bounded(right + 0.5, bottom, 10_000, top))
+                if not line.strip():
+                    found.append((reader.page_labels[k], number))
+    return found
+
+
+def test_equation_numbers_stay_beside_their_equations(readers):
+    for lang, reader in readers.items():
+        numbers = sum(len(EQUATION_NUMBER.findall(page_text(reader, k)))
+                      for k in range(len(reader.pages)))
+        assert numbers > 50, (lang, numbers)  # the check has numbers to look at
+        assert lone_equation_numbers(reader) == [], f"{lang}: numbers apart from their equations"
 
 
 # -- equations and code at the printed width and on a phone -----------------------------------

@@ -27,7 +27,7 @@ SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
 LANG_KEY = "d2lite-book-lang"
 
-pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
+pytestmark = pytest.mark.book
 
 
 # -- the pages --------------------------------------------------------------------------------

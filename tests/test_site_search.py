@@ -16,7 +16,7 @@ from urllib.parse import quote, urlparse
 import pytest
 from test_site import open_page, sample_chapter, search, toc_pages, wait_for_math
 
-pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
+pytestmark = pytest.mark.book
 
 MENU_TEXT = ["둘 다", "English한국어", "한국어English", "코드 보기", "Show code cell", "Ctrl+K",
              ".ipynb", "PDF (", "검색", "Download", "다운로드"]

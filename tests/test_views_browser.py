@@ -23,7 +23,7 @@ from tools.website import serve
 pydata = pytest.importorskip("pydata_sphinx_theme")
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = [pytest.mark.book, pytest.mark.xdist_group("site")]
+pytestmark = pytest.mark.book
 
 LAYERS, HEADS, Q, K = 2, 3, 4, 6
 QUERIES = ["내", "친구는", "<script>window.pwned=1</script>", "<eos>"]
