@@ -60,7 +60,7 @@ pdf: book
 # set): with more threads than free cores, PyTorch's threads spin-wait on one another; chapter 10's
 # token-by-token decoding then took 420 s of CPU beside other work instead of 30 s on one thread.
 NBVAL_DIR := _build/nbval
-XDIST := -n $(JOBS) --dist loadgroup --no-loadscope-reorder
+XDIST := -n $(JOBS) --dist loadscope --no-loadscope-reorder
 
 test: install colab-env
 	@mkdir -p _build; \

@@ -8,6 +8,7 @@ build that follows renders those outputs instead of executing every chapter a se
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,60 +44,65 @@ def check_nbval_item(item) -> None:
         )
 
 
-# -- how `make test` spreads its work over the cores (pytest-xdist, --dist loadgroup) -----------
-# A chapter is the longest unit of work: its nbval cells run in one kernel, in order, and its
-# Colab-door run is one test. These units go first, the longest first (their times from the last
-# `make bench`, benchmarks/latest.md), so that no worker is left alone with a long chapter at the
-# end. Every other test module stays whole on one worker, as under --dist loadscope, so that its
-# module fixtures are set up once; the tests that read the printed PDFs share one worker, which
-# prints them once, and go first among the website's tests.
+# -- how `make test` spreads its work over the cores (pytest-xdist, --dist loadscope) -----------
+# xdist's loadscope keeps each test module (and each notebook: its cells run in one kernel, in
+# order) on one worker. Two changes make the two workers finish together: each Colab-door run of a
+# chapter is a unit of its own (ChapterScheduling below), instead of one worker running all
+# twelve in a row; and the longest units go first (schedule(), with --no-loadscope-reorder), timed
+# by the last `make bench` (benchmarks/latest.md) for chapters and by SECONDS for the slowest
+# website modules (tests/test_pdf.py prints and reads the PDFs). Units of unknown length keep
+# their order, after these.
 BENCH = ROOT / "benchmarks" / "latest.md"
-PDF_GROUP = "printed-pdfs"
-PDF_SECONDS = 150.0  # printing both PDFs and reading them, roughly
+SECONDS = {"tests/test_pdf.py": 200.0, "tests/test_site.py": 130.0}
+SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_colab\[")
 
 
 def chapter_seconds(bench: Path | None = None) -> dict[str, float]:
     """Each chapter's wall time in the last benchmark table ({} when there is none)."""
-    import re
-
     bench = bench or BENCH
     text = bench.read_text(encoding="utf-8") if bench.is_file() else ""
     return {m[1]: float(m[2]) for m in re.finditer(r"^\| (\d\d_\w+) \| ([\d.]+) \|", text, re.M)}
 
 
-def work_unit(item, seconds: dict[str, float]) -> tuple[str | None, float]:
-    """The xdist group of a test (None: a unit of its own) and how long its unit takes, roughly
-    (0 when unknown: such units keep their order, after the known ones)."""
-    if _is_notebook_cell(item):
-        stem = Path(str(item.fspath)).stem
-        return f"nbval-{stem}", seconds.get(stem, 30.0)
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    notebook = params.get("notebook")
-    if isinstance(notebook, Path) and notebook.suffix == ".ipynb":
-        return None, seconds.get(notebook.stem, 30.0)
-    if "pdfs" in getattr(item, "fixturenames", ()):
-        return PDF_GROUP, PDF_SECONDS
-    return item.nodeid.split("::")[0], 0.0
+def estimate(nodeid: str, seconds: dict[str, float]) -> float:
+    """About how long the unit of work that holds this test takes (0 when unknown)."""
+    path = nodeid.split("::")[0]
+    if path.endswith(".ipynb"):  # an nbval cell: its chapter
+        return seconds.get(Path(path).stem, 30.0)
+    if SOLO.match(nodeid):
+        return seconds.get(nodeid.rsplit("[", 1)[1].rstrip("]"), 30.0)
+    return SECONDS.get(path, 0.0)
 
 
 def schedule(items: list) -> None:
-    """Mark each test with its xdist group and put the longest units first (in place; a stable
-    sort, so a chapter's cells keep their order)."""
+    """Put the longest units first, in place (a stable sort: a chapter's cells keep their order)."""
     seconds = chapter_seconds()
-    estimate = {}
-    for item in items:
-        group, estimate[item.nodeid] = work_unit(item, seconds)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: -estimate[item.nodeid])
+    items.sort(key=lambda item: -estimate(item.nodeid, seconds))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into work units
+def chapter_scheduling():
+    """xdist's loadscope scheduler, but each Colab-door chapter run is a unit of its own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ChapterScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if SOLO.match(nodeid) else super()._split_scope(nodeid)
+
+    return ChapterScheduling
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    return chapter_scheduling()(config, log)
+
+
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
         if _is_notebook_cell(item):
             check_nbval_item(item)
-    if config.getoption("dist", "no") == "loadgroup":
+    # `make test` asks xdist to keep the order of collection: the longest units first
+    if not config.getoption("loadscopereorder", True):
         schedule(items)
 
 

@@ -56,23 +56,8 @@ def test_the_glyph_hook_fails_a_passing_cell_that_reports_a_missing_glyph(tmp_pa
 
 
 class FakeItem:
-    """What schedule() reads of a pytest item: its node id, file, parameters and fixtures."""
-
-    def __init__(self, nodeid: str, params: dict | None = None, fixtures: tuple = ()):
+    def __init__(self, nodeid: str):
         self.nodeid = nodeid
-        self.fspath = nodeid.split("::")[0]
-        self.fixturenames = fixtures
-        self.marks = []
-        if params is not None:
-            self.callspec = type("CallSpec", (), {"params": params})()
-
-    def add_marker(self, mark):
-        self.marks.append(mark)
-
-    def group(self) -> str | None:
-        names = [m.args[0] for m in self.marks if m.name == "xdist_group"]
-        assert len(names) <= 1, names
-        return names[0] if names else None
 
 
 def test_every_chapter_has_a_time_in_the_benchmark_table():
@@ -83,36 +68,43 @@ def test_every_chapter_has_a_time_in_the_benchmark_table():
     assert all(0 < s < 120 for s in seconds.values()), seconds
 
 
-def test_schedule_puts_the_longest_chapters_first_and_keeps_cells_in_order(tmp_path):
+def test_schedule_puts_the_longest_units_first_and_keeps_cells_in_order(tmp_path):
     conftest = _root_conftest()
     bench = tmp_path / "latest.md"
     bench.write_text("| chapter | wall (s) |\n| --- | ---: |\n| 01_rnn | 6.5 |\n"
                      "| 05_bahdanau | 51.8 |\n| 09_vit | 45.8 |\n", encoding="utf-8")
     conftest.BENCH = bench
-    nb = "_build/nbval/{}.ipynb::Cell {}"
-    items = [
-        FakeItem("tests/test_attention.py::test_a"),
-        FakeItem("tests/test_colab.py::test_wheel"),
-        FakeItem("tests/test_colab.py::test_runs[09_vit]",
-                 params={"notebook": Path("notebooks/en/09_vit.ipynb")}),
-        FakeItem("tests/test_pdf.py::test_fonts", fixtures=("readers", "pdfs")),
-        FakeItem("tests/test_pdf.py::test_phone", fixtures=("browser", "server")),
-        *[FakeItem(nb.format("01_rnn", k)) for k in range(3)],
-        *[FakeItem(nb.format("05_bahdanau", k)) for k in range(3)],
-        FakeItem("tests/test_attention.py::test_b"),
-    ]
+    cell = "_build/nbval/{}.ipynb::Cell {}"
+    colab = "tests/test_colab.py::test_english_notebook_runs_as_in_colab[{}]"
+    items = [FakeItem(n) for n in [
+        "tests/test_attention.py::test_a",
+        "tests/test_colab.py::test_wheel",
+        colab.format("09_vit"),
+        "tests/test_pdf.py::test_fonts",
+        *[cell.format("01_rnn", k) for k in range(3)],
+        *[cell.format("05_bahdanau", k) for k in range(3)],
+        "tests/test_attention.py::test_b",
+    ]]
     conftest.schedule(items)
-    order = [item.nodeid for item in items]
-    assert order[:4] == ["tests/test_pdf.py::test_fonts"] + [nb.format("05_bahdanau", k)
-                                                              for k in range(3)]
-    assert order[4] == "tests/test_colab.py::test_runs[09_vit]"
-    assert order[5:8] == [nb.format("01_rnn", k) for k in range(3)]
-    # what has no time keeps its order, after the rest
-    assert order[8:] == ["tests/test_attention.py::test_a", "tests/test_colab.py::test_wheel",
-                         "tests/test_pdf.py::test_phone", "tests/test_attention.py::test_b"]
-    groups = {item.nodeid: item.group() for item in items}
-    assert groups["tests/test_colab.py::test_runs[09_vit]"] is None  # a unit of its own
-    assert groups["tests/test_pdf.py::test_fonts"] == conftest.PDF_GROUP
-    assert groups["tests/test_pdf.py::test_phone"] == "tests/test_pdf.py"
-    assert groups["tests/test_attention.py::test_b"] == "tests/test_attention.py"
-    assert {groups[nb.format("05_bahdanau", k)] for k in range(3)} == {"nbval-05_bahdanau"}
+    assert [item.nodeid for item in items] == [
+        "tests/test_pdf.py::test_fonts",  # printing the PDFs: the longest
+        *[cell.format("05_bahdanau", k) for k in range(3)],
+        colab.format("09_vit"),
+        *[cell.format("01_rnn", k) for k in range(3)],
+        # what has no time keeps its order, after the rest
+        "tests/test_attention.py::test_a", "tests/test_colab.py::test_wheel",
+        "tests/test_attention.py::test_b",
+    ]
+
+
+def test_each_colab_door_run_is_a_unit_and_each_notebook_one():
+    cls = _root_conftest().chapter_scheduling()
+    split = cls.__new__(cls)._split_scope  # how it names units needs none of its state
+    runs = ["tests/test_colab.py::test_english_notebook_runs_as_in_colab[05_bahdanau]",
+            "tests/test_colab.py::test_english_notebook_runs_as_in_colab[09_vit]"]
+    assert [split(n) for n in runs] == runs
+    assert split("tests/test_colab.py::test_wheel_holds_only_the_readers_package") == (
+        "tests/test_colab.py")
+    assert split("_build/nbval/05_bahdanau.ipynb::Cell 7") == "_build/nbval/05_bahdanau.ipynb"
+    assert split("tests/test_pdf.py::test_pages_are_numbered_once_through_the_book") == (
+        "tests/test_pdf.py")
