@@ -94,8 +94,9 @@ def bptt_forward(
     """Run cell over inputs, scaling the gradient between steps by xi (full or
     truncated BPTT).
 
-    cell(x (batch, num_inputs), state (batch, num_hiddens)) -> new state (batch,
-    num_hiddens); inputs: (steps, batch, num_inputs); xi: (steps,) or (steps, batch).
+    cell(x (batch, num_inputs), state (batch, num_hiddens))
+    -> new state (batch, num_hiddens); inputs: (steps, batch, num_inputs);
+    xi: (steps,) or (steps, batch).
     Returns the states after every step (steps, batch, num_hiddens) and the last state.
     """
     if inputs.dim() != 3 or 0 in inputs.shape:
