@@ -15,7 +15,8 @@ from d2lite import checks
 
 
 class _ScaleGrad(torch.autograd.Function):
-    """Identity on the way forward; the gradient is multiplied by ``scale`` on the way back."""
+    """Identity on the way forward; the gradient is multiplied by ``scale`` on the way
+    back."""
 
     @staticmethod
     def forward(ctx, x, scale):
@@ -25,17 +26,22 @@ class _ScaleGrad(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (scale,) = ctx.saved_tensors
-        # a per-example scale of shape (batch,) multiplies row b of the gradient by scale[b]
-        return grad * scale.reshape(scale.shape + (1,) * (grad.dim() - scale.dim())), None
+        # a per-example scale of shape (batch,) multiplies row b of the gradient by
+        # scale[b]
+        return (grad * scale.reshape(scale.shape + (1,) * (grad.dim() - scale.dim())),
+                None)
 
 
 def scale_grad(x: Tensor, scale: float | Tensor) -> Tensor:
     """Return x unchanged but multiply the gradient flowing back through it by scale.
 
-    x: (batch, ...); scale: a number, or a tensor of shape (batch,) with one factor per example.
+    x: (batch, ...); scale: a number, or a tensor of shape (batch,) with one factor per
+    example.
     """
     scale = torch.as_tensor(scale, dtype=x.dtype, device=x.device)
-    if scale.dim() > 1 or (scale.dim() == 1 and (x.dim() == 0 or scale.shape[0] != x.shape[0])):
+    if scale.dim() > 1 or (
+        scale.dim() == 1 and (x.dim() == 0 or scale.shape[0] != x.shape[0])
+    ):
         expected = f"() or ({x.shape[0]},)" if x.dim() else "()"
         raise ValueError(f"scale must have shape {expected}, got {tuple(scale.shape)}")
     return _ScaleGrad.apply(x, scale)
@@ -51,29 +57,33 @@ def truncation_multipliers(
 ) -> Tensor:
     """The factors xi_t of full, regular or randomized truncation, shape (num_steps,).
 
-    With batch_size the shape is (num_steps, batch_size), one independent draw per example.
-    Entry t multiplies the gradient flowing from step t back into the state before it:
-    'full' keeps every one (1); 'regular' cuts (0) at steps tau, 2 tau, ...; 'randomized'
-    draws 1/pi with probability pi and 0 otherwise, so that E[xi_t] = 1.
+    With batch_size the shape is (num_steps, batch_size), one independent draw per
+    example. Entry t multiplies the gradient flowing from step t back into the state
+    before it: 'full' keeps every one (1); 'regular' cuts (0) at steps tau, 2 tau, ...;
+    'randomized' draws 1/pi with probability pi and 0 otherwise, so that E[xi_t] = 1.
     """
     num_steps = checks.check_scalar(num_steps, "num_steps", int, low=1)
     if batch_size is not None:
         batch_size = checks.check_scalar(batch_size, "batch_size", int, low=1)
     if strategy not in ("full", "regular", "randomized"):
-        raise ValueError(f"strategy must be 'full', 'regular' or 'randomized', got {strategy!r}")
+        raise ValueError("strategy must be 'full', 'regular' or 'randomized', "
+                         f"got {strategy!r}")
     if tau is not None and strategy != "regular":
         raise ValueError(f"tau belongs to regular truncation, not to {strategy!r}")
     if pi is not None and strategy != "randomized":
         raise ValueError(f"pi belongs to randomized truncation, not to {strategy!r}")
-    shape = (int(num_steps),) if batch_size is None else (int(num_steps), int(batch_size))
+    shape = ((int(num_steps),) if batch_size is None
+             else (int(num_steps), int(batch_size)))
     if strategy == "full":
         return torch.ones(shape)
     if strategy == "regular":
-        tau = checks.check_scalar(tau, "tau", int, low=1)  # regular truncation needs one
+        # regular truncation needs one
+        tau = checks.check_scalar(tau, "tau", int, low=1)
         xi = torch.ones(shape)
         xi[int(tau) :: int(tau)] = 0.0  # a new segment starts at steps tau, 2 tau, ...
         return xi
-    pi = checks.check_scalar(pi, "pi", float, low=0, high=1, low_open=True)  # randomized needs one
+    # randomized needs one
+    pi = checks.check_scalar(pi, "pi", float, low=0, high=1, low_open=True)
     keep = torch.rand(shape, generator=generator) < pi
     return keep.to(torch.get_default_dtype()) / pi
 
@@ -81,10 +91,12 @@ def truncation_multipliers(
 def bptt_forward(
     cell: Callable[[Tensor, Tensor], Tensor], inputs: Tensor, state: Tensor, xi: Tensor
 ) -> tuple[Tensor, Tensor]:
-    """Run cell over inputs, scaling the gradient between steps by xi (full or truncated BPTT).
+    """Run cell over inputs, scaling the gradient between steps by xi (full or
+    truncated BPTT).
 
-    cell(x (batch, num_inputs), state (batch, num_hiddens)) -> new state (batch, num_hiddens);
-    inputs: (steps, batch, num_inputs); xi: (steps,) or (steps, batch).
+    cell(x (batch, num_inputs), state (batch, num_hiddens))
+    -> new state (batch, num_hiddens); inputs: (steps, batch, num_inputs);
+    xi: (steps,) or (steps, batch).
     Returns the states after every step (steps, batch, num_hiddens) and the last state.
     """
     if inputs.dim() != 3 or 0 in inputs.shape:
@@ -94,10 +106,12 @@ def bptt_forward(
         )
     steps, batch = inputs.shape[:2]
     if state.dim() < 1 or state.shape[0] != batch:
-        raise ValueError(f"state must have shape ({batch}, num_hiddens), got {tuple(state.shape)}")
+        raise ValueError(f"state must have shape ({batch}, num_hiddens), "
+                         f"got {tuple(state.shape)}")
     if tuple(xi.shape) not in ((steps,), (steps, batch)):
         raise ValueError(
-            f"xi must have shape ({steps},) or ({steps}, {batch}), got {tuple(xi.shape)}"
+            f"xi must have shape ({steps},) or ({steps}, {batch}), "
+            f"got {tuple(xi.shape)}"
         )
     xi = xi.to(device=inputs.device, dtype=inputs.dtype)
     outputs = []
@@ -140,13 +154,17 @@ class LSTMScratch(nn.Module):
 
     forward(inputs, H_C=None): inputs (steps, batch, num_inputs), H_C a pair (H, C) of
     (batch, num_hiddens) -> outputs (steps, batch, num_hiddens) and the last (H, C).
-    Weights start as N(0, sigma^2), biases as 0 except the forget gate's, which is forget_bias.
-    Unlike d2l's, the outputs are stacked into one tensor instead of a list, and forget_bias
-    and copy_from are additions.
+    Weights start as N(0, sigma^2), biases as 0 except the forget gate's, which is
+    forget_bias. Unlike d2l's, the outputs are stacked into one tensor instead of a
+    list, and forget_bias and copy_from are additions.
     """
 
     def __init__(
-        self, num_inputs: int, num_hiddens: int, sigma: float = 0.01, forget_bias: float = 0.0
+        self,
+        num_inputs: int,
+        num_hiddens: int,
+        sigma: float = 0.01,
+        forget_bias: float = 0.0,
     ):
         super().__init__()
         checks.check_positive(num_inputs, "num_inputs")
@@ -186,16 +204,18 @@ class LSTMScratch(nn.Module):
 
     @torch.no_grad()
     def copy_from(self, lstm: nn.LSTM) -> "LSTMScratch":
-        """Copy the weights of a one-layer, one-way torch.nn.LSTM of equal sizes; returns self."""
+        """Copy the weights of a one-layer, one-way torch.nn.LSTM of equal sizes;
+        returns self."""
         expected = (self.num_inputs, self.num_hiddens, 1, False, 0, True)
         got = (lstm.input_size, lstm.hidden_size, lstm.num_layers, lstm.bidirectional,
                lstm.proj_size, lstm.bias)
         if got != expected:
             raise ValueError(
-                "expected nn.LSTM(input_size, hidden_size, num_layers, bidirectional, proj_size, "
-                f"bias) = {expected}, got {got}"
+                "expected nn.LSTM(input_size, hidden_size, num_layers, bidirectional, "
+                f"proj_size, bias) = {expected}, got {got}"
             )
-        # PyTorch stacks the gates as (input, forget, candidate, output), each (hiddens, inputs)
+        # PyTorch stacks the gates as (input, forget, candidate, output),
+        # each (hiddens, inputs)
         W_x = lstm.weight_ih_l0.chunk(4)
         W_h = lstm.weight_hh_l0.chunk(4)
         b = (lstm.bias_ih_l0 + lstm.bias_hh_l0).chunk(4)

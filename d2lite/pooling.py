@@ -44,7 +44,8 @@ def nadaraya_watson(
     kernel: Callable[[Tensor], Tensor] = gaussian_kernel,
     sigma: float = 1.0,
 ) -> tuple[Tensor, Tensor]:
-    """Nadaraya-Watson regression as attention pooling with keys x_train and values y_train.
+    """Nadaraya-Watson regression as attention pooling with keys x_train and values
+    y_train.
 
     x_train (m,), y_train (m,) or (m, v), x_query (n,) -> predictions (n,) or (n, v)
     and attention weights (n, m) whose rows sum to one.
@@ -56,13 +57,16 @@ def nadaraya_watson(
         )
     if y_train.dim() not in (1, 2) or y_train.shape[0] != x_train.shape[0]:
         raise ValueError(
-            f"y_train must have shape ({x_train.shape[0]},) or ({x_train.shape[0]}, v), "
+            f"y_train must have shape ({x_train.shape[0]},) "
+            f"or ({x_train.shape[0]}, v), "
             f"got {tuple(y_train.shape)}"
         )
     if not sigma > 0:
         raise ValueError(f"sigma must be positive, got {sigma!r}")
-    u = (x_query[:, None] - x_train[None, :]) / sigma  # (n, m): every query with every key
-    if kernel is gaussian_kernel:  # a softmax of -u^2/2: the max is subtracted, no underflow
+    # (n, m): every query with every key
+    u = (x_query[:, None] - x_train[None, :]) / sigma
+    # a softmax of -u^2/2: the max is subtracted, no underflow
+    if kernel is gaussian_kernel:
         weights = torch.softmax(-(u**2) / 2, dim=1)
         return weights @ y_train, weights
     k = kernel(u)
@@ -70,7 +74,8 @@ def nadaraya_watson(
     empty = (total <= 0).flatten()
     if empty.any():
         where = x_query[empty][:3].tolist()
-        raise ValueError(f"no training input within the kernel's reach of queries {where}")
+        raise ValueError("no training input within the kernel's reach of queries "
+                         f"{where}")
     weights = k / total
     return weights @ y_train, weights
 

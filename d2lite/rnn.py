@@ -15,8 +15,9 @@ from d2lite import checks
 class RNNScratch(nn.Module):
     """A tanh RNN layer written out step by step.
 
-    forward(inputs, state=None): inputs (steps, batch, num_inputs), state (batch, num_hiddens)
-    -> outputs (steps, batch, num_hiddens) and the last state (batch, num_hiddens).
+    forward(inputs, state=None): inputs (steps, batch, num_inputs),
+    state (batch, num_hiddens) -> outputs (steps, batch, num_hiddens) and the last
+    state (batch, num_hiddens).
     Unlike d2l, which returns a Python list, the outputs are stacked into one tensor.
     """
 
@@ -46,7 +47,8 @@ class RNNScratch(nn.Module):
 class BiRNNScratch(nn.Module):
     """Two RNNScratch layers, one reading forwards and one backwards, concatenated.
 
-    forward(inputs): inputs (steps, batch, num_inputs) -> outputs (steps, batch, 2 * num_hiddens).
+    forward(inputs): inputs (steps, batch, num_inputs)
+    -> outputs (steps, batch, 2 * num_hiddens).
     """
 
     def __init__(self, num_inputs: int, num_hiddens: int, sigma: float = 0.01):
@@ -65,11 +67,13 @@ class BiRNNScratch(nn.Module):
 def input_gradient_norms(rnn: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
     """Frobenius norms of the Jacobians d h_T / d x_t of an RNN's last state.
 
-    rnn maps (steps, 1, num_inputs) to (outputs, last_state (1, num_hiddens)); inputs has
-    shape (steps, 1, num_inputs). Returns (steps,): entry k belongs to distance T - t = k.
+    rnn maps (steps, 1, num_inputs) to (outputs, last_state (1, num_hiddens));
+    inputs has shape (steps, 1, num_inputs). Returns (steps,): entry k belongs to
+    distance T - t = k.
     """
     if inputs.dim() != 3 or inputs.shape[1] != 1:
-        raise ValueError(f"inputs must have shape (steps, 1, features), got {tuple(inputs.shape)}")
+        raise ValueError("inputs must have shape (steps, 1, features), "
+                         f"got {tuple(inputs.shape)}")
     inputs = inputs.detach().clone().requires_grad_(True)
     _, last = rnn(inputs)
     rows = [
