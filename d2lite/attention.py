@@ -17,9 +17,11 @@ from d2lite import checks
 
 
 def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
-    """Softmax over the last axis that gives key positions >= valid_lens exactly zero weight.
+    """Softmax over the last axis that gives key positions >= valid_lens exactly
+    zero weight.
 
-    X: (batch, queries, keys); valid_lens: None, (batch,) or (batch, queries) -> same shape as X.
+    X: (batch, queries, keys); valid_lens: None, (batch,) or (batch, queries) -> same
+    shape as X.
     Lengths lie in [0, keys]; a row of valid length 0 has no key: all zeros.
     """
     if valid_lens is None:
@@ -30,9 +32,10 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
     # (batch,): one length per example; (batch, queries): one per query.
     lens = valid_lens.reshape(batch, -1, 1)
     keep = torch.arange(keys, device=X.device) < lens  # (batch, 1 or queries, keys)
-    # A hidden score becomes -inf, whose exp is exactly 0. A row that keeps no key (valid
-    # length 0) comes out 0/0 = NaN; every place of it is hidden, so the overwrite below makes
-    # it all zeros. Nothing asks whether such a row exists: no wait for the device.
+    # A hidden score becomes -inf, whose exp is exactly 0. A row that keeps no key
+    # (valid length 0) comes out 0/0 = NaN; every place of it is hidden, so the
+    # overwrite below makes it all zeros. Nothing asks whether such a row exists: no
+    # wait for the device.
     weights = torch.softmax(X.masked_fill(~keep, -math.inf), dim=-1)
     return weights.masked_fill(~keep, 0.0)
 
@@ -40,9 +43,10 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
 class DotProductAttention(nn.Module):
     """Scaled dot-product attention softmax(Q K^T / sqrt(d)) V with padding masks.
 
-    The weights of the last call stay in attention_weights. With need_weights=False (as an
-    argument, or the attribute that fast_attention sets) the fused kernel of
-    fused_attention computes the same output and keeps no weights (attention_weights is None).
+    The weights of the last call stay in attention_weights. With need_weights=False
+    (as an argument, or the attribute that fast_attention sets) the fused kernel of
+    fused_attention computes the same output and keeps no weights
+    (attention_weights is None).
     """
 
     def __init__(self, dropout: float = 0.0) -> None:
@@ -52,19 +56,28 @@ class DotProductAttention(nn.Module):
         self.need_weights = True
 
     def forward(
-        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
-        *, need_weights: bool | None = None,
+        self,
+        queries: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        valid_lens: Tensor | None = None,
+        *,
+        need_weights: bool | None = None,
     ) -> Tensor:
-        """queries (batch, n, d), keys (batch, m, d), values (batch, m, v) -> (batch, n, v)."""
+        """queries (batch, n, d), keys (batch, m, d), values (batch, m, v)
+        -> (batch, n, v)."""
         checks.check_qkv(queries, keys, values, same_size=True)
         if not (self.need_weights if need_weights is None else need_weights):
-            self.attention_weights = None  # the fast path of the section on fused kernels
+            # the fast path of the section on fused kernels
+            self.attention_weights = None
             p = self.dropout.p if self.training else 0.0
             return fused_attention(queries[:, None], keys[:, None], values[:, None],
                                    valid_lens, p)[:, 0]  # fmt: skip
         d = queries.shape[-1]
-        # Scaling the n queries costs n * d operations; scaling the scores would cost n * m.
-        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))  # (batch, n, m)
+        # Scaling the n queries costs n * d operations; scaling the scores would cost
+        # n * m.
+        # (batch, n, m)
+        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
@@ -73,10 +86,12 @@ def fused_attention(
     queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
     dropout: float = 0.0,
 ) -> Tensor:
-    """softmax(Q K^T / sqrt(d)) V by PyTorch's fused kernel, which never stores the weights.
+    """softmax(Q K^T / sqrt(d)) V by PyTorch's fused kernel, which never stores the
+    weights.
 
     queries (batch, heads, n, d), keys (batch, heads, m, d), values (batch, heads, m, v)
-    -> (batch, heads, n, v); valid_lens: None, (batch,) or (batch, n), as in masked_softmax.
+    -> (batch, heads, n, v); valid_lens: None, (batch,) or (batch, n), as in
+    masked_softmax.
     A query of valid length 0 gets the output 0, as its all-zero weights would give.
     """
     checks.check_qkv(queries, keys, values, same_size=True, heads=True)
@@ -85,10 +100,14 @@ def fused_attention(
     valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
     if valid_lens is None:
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
-    lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)  # (batch, 1, 1 or n, 1)
-    empty = lens == 0  # kernel: NaN or 0 by backend and version; show every key, zero below
+    # (batch, 1, 1 or n, 1)
+    lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)
+    # kernel: NaN or 0 by backend and version; show every key, zero below
+    empty = lens == 0
     keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
-    out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=keep, dropout_p=dropout)
+    out = F.scaled_dot_product_attention(
+        queries, keys, values, attn_mask=keep, dropout_p=dropout
+    )
     return out.masked_fill(empty, 0.0)
 
 
@@ -97,7 +116,9 @@ def fast_attention(model: nn.Module):
     """Inside the block, every attention layer of model (each module with a need_weights
     attribute) takes the fused fast path and keeps no weights; leaving restores them."""
     if not isinstance(model, nn.Module):
-        raise ValueError(f"fast_attention expects an nn.Module, got {type(model).__name__}")
+        raise ValueError(
+            f"fast_attention expects an nn.Module, got {type(model).__name__}"
+        )
     layers = [module for module in model.modules() if hasattr(module, "need_weights")]
     saved = [module.need_weights for module in layers]
     for module in layers:
@@ -110,7 +131,8 @@ def fast_attention(model: nn.Module):
 
 
 class AdditiveAttention(nn.Module):
-    """Additive attention w_v^T tanh(W_q q + W_k k); queries and keys may differ in size.
+    """Additive attention w_v^T tanh(W_q q + W_k k); queries and keys may differ in
+    size.
 
     Give query_size and key_size to build ordinary Linear layers; leave them out and the
     layers infer their input sizes at the first call (nn.LazyLinear), as in d2l.
@@ -137,9 +159,14 @@ class AdditiveAttention(nn.Module):
         self.attention_weights: Tensor | None = None
 
     def forward(
-        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None
+        self,
+        queries: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        valid_lens: Tensor | None = None,
     ) -> Tensor:
-        """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, v) -> (batch, n, v)."""
+        """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, v)
+        -> (batch, n, v)."""
         checks.check_qkv(queries, keys, values)
         checks.check_in_features(self.W_q, queries, "queries")
         checks.check_in_features(self.W_k, keys, "keys")

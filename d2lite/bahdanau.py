@@ -19,11 +19,11 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
     embedding], output layer) and adds the attention: only the context
     changes, from fixed to attended.
 
-    init_state((enc_outputs (batch, src_steps, num_hiddens), enc_state (num_layers, batch,
-    num_hiddens)), enc_valid_lens (batch,)) -> state; forward(X (batch, steps), state) ->
-    logits (batch, steps, vocab_size) and the new state. ``attention_weights`` holds the
-    weights of the last forward pass, (batch, steps, src_steps); unlike d2l, it is one tensor
-    rather than a list, and tensors are batch first.
+    init_state((enc_outputs (batch, src_steps, num_hiddens), enc_state (num_layers,
+    batch, num_hiddens)), enc_valid_lens (batch,)) -> state; forward(X (batch, steps),
+    state) -> logits (batch, steps, vocab_size) and the new state. ``attention_weights``
+    holds the weights of the last forward pass, (batch, steps, src_steps); unlike d2l,
+    it is one tensor rather than a list, and tensors are batch first.
     """
 
     def __init__(
@@ -49,22 +49,25 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
         checks.check_tokens(X)
         expected = (X.shape[0], enc_outputs.shape[1], self.num_hiddens)
         if tuple(enc_outputs.shape) != expected:
-            raise ValueError(
-                f"encoder outputs must have shape {expected}, got {tuple(enc_outputs.shape)}"
-            )
+            raise ValueError(f"encoder outputs must have shape {expected}, "
+                             f"got {tuple(enc_outputs.shape)}")
         # The door: token ids and source lengths are checked once, not at every step.
         src_lens = ("enc_valid_lens", enc_valid_lens, 1, enc_outputs.shape[1])
         with checks.door(tokens=[("X", X, self.vocab_size)], lens=[src_lens]):
             embs = self.embedding(X)  # (batch, steps, embed_size)
             outputs, weights = [], []
             for t in range(X.shape[1]):
-                # The query is the previous state s_{t'-1} of the top layer (batch, 1, hiddens).
+                # The query is the previous state s_{t'-1} of the top layer (batch, 1,
+                # hiddens).
                 query = hidden_state[-1].unsqueeze(1)
-                context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+                context = self.attention(
+                    query, enc_outputs, enc_outputs, enc_valid_lens
+                )
                 step_input = torch.cat((context, embs[:, t : t + 1]), dim=-1)
                 output, hidden_state = self.rnn(step_input, hidden_state)
                 outputs.append(output)
-                weights.append(self.attention.attention_weights)  # (batch, 1, src_steps)
+                # (batch, 1, src_steps)
+                weights.append(self.attention.attention_weights)
         self._attention_weights = torch.cat(weights, dim=1)
         logits = self.dense(torch.cat(outputs, dim=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden_state, enc_valid_lens)

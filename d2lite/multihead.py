@@ -14,7 +14,8 @@ from d2lite import checks
 
 
 def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
-    """Split features into heads: (batch, steps, num_heads * p) -> (batch * num_heads, steps, p)."""
+    """Split features into heads:
+    (batch, steps, num_heads * p) -> (batch * num_heads, steps, p)."""
     checks.check_positive(num_heads, "num_heads")
     if X.dim() != 3 or X.shape[-1] % num_heads != 0:
         raise ValueError(
@@ -28,12 +29,13 @@ def transpose_qkv(X: Tensor, num_heads: int) -> Tensor:
 
 
 def transpose_output(X: Tensor, num_heads: int) -> Tensor:
-    """Undo transpose_qkv: (batch * num_heads, steps, p) -> (batch, steps, num_heads * p)."""
+    """Undo transpose_qkv:
+    (batch * num_heads, steps, p) -> (batch, steps, num_heads * p)."""
     checks.check_positive(num_heads, "num_heads")
     if X.dim() != 3 or X.shape[0] % num_heads != 0:
         raise ValueError(
-            f"expected shape (batch * num_heads, steps, p) with a first axis divisible by "
-            f"num_heads={num_heads}, got {tuple(X.shape)}"
+            "expected shape (batch * num_heads, steps, p) with a first axis divisible "
+            f"by num_heads={num_heads}, got {tuple(X.shape)}"
         )
     batch_heads, steps, p = X.shape
     X = X.reshape(batch_heads // num_heads, num_heads, steps, p)
@@ -44,8 +46,8 @@ def transpose_output(X: Tensor, num_heads: int) -> Tensor:
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention; all heads computed at once by reshaping.
 
-    Unlike d2l, which always uses nn.LazyLinear, query_size, key_size and value_size give
-    ordinary nn.Linear projections whose input sizes are checked.
+    Unlike d2l, which always uses nn.LazyLinear, query_size, key_size and value_size
+    give ordinary nn.Linear projections whose input sizes are checked.
     """
 
     def __init__(
@@ -68,17 +70,29 @@ class MultiHeadAttention(nn.Module):
                 return nn.LazyLinear(num_hiddens, bias=bias)
             return nn.Linear(size, num_hiddens, bias=bias)
 
-        self.W_q, self.W_k, self.W_v = project(query_size), project(key_size), project(value_size)
+        self.W_q, self.W_k, self.W_v = (
+            project(query_size),
+            project(key_size),
+            project(value_size),
+        )
         self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-        self.need_weights = True  # False: the fused fast path of chapter 4 (d2l.fast_attention)
+        # False: the fused fast path of chapter 4 (d2l.fast_attention)
+        self.need_weights = True
 
     def forward(
-        self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
-        *, need_weights: bool | None = None,
+        self,
+        queries: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        valid_lens: Tensor | None = None,
+        *,
+        need_weights: bool | None = None,
     ) -> Tensor:
-        """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, d_v) -> (batch, n, p_o).
+        """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, d_v)
+        -> (batch, n, p_o).
 
-        p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the length.
+        p_o is num_hiddens; valid_lens: None, (batch,) or (batch, n) masks keys >= the
+        length.
         """
         checks.check_qkv(queries, keys, values)
         checks.check_in_features(self.W_q, queries, "queries")
@@ -89,7 +103,8 @@ class MultiHeadAttention(nn.Module):
         if not (self.need_weights if need_weights is None else need_weights):
             return self._fast_forward(queries, keys, values, valid_lens)
         if valid_lens is not None:
-            # Head j of example e sits at row e * num_heads + j: repeat each length per head.
+            # Head j of example e sits at row e * num_heads + j: repeat each length per
+            # head.
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
         q = transpose_qkv(self.W_q(queries), self.num_heads)  # (batch * heads, n, p)
         k = transpose_qkv(self.W_k(keys), self.num_heads)  # (batch * heads, m, p)
@@ -98,16 +113,19 @@ class MultiHeadAttention(nn.Module):
         return self.W_o(transpose_output(output, self.num_heads))
 
     def _fast_forward(self, queries, keys, values, valid_lens) -> Tensor:
-        """The same result with no weights kept: heads as views (batch, heads, steps, p), the
-        lengths broadcast over heads instead of repeated, and the fused kernel."""
+        """The same result with no weights kept: heads as views (batch, heads, steps,
+        p), the lengths broadcast over heads instead of repeated, and the fused
+        kernel."""
         self.attention.attention_weights = None
 
-        def heads(X: Tensor) -> Tensor:  # (batch, steps, heads * p) -> (batch, heads, steps, p)
+        # (batch, steps, heads * p) -> (batch, heads, steps, p)
+        def heads(X: Tensor) -> Tensor:
             return X.unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
 
         p = self.attention.dropout.p if self.training else 0.0
-        output = d2l.fused_attention(heads(self.W_q(queries)), heads(self.W_k(keys)),
-                                     heads(self.W_v(values)), valid_lens, p)  # fmt: skip
+        output = d2l.fused_attention(
+            heads(self.W_q(queries)), heads(self.W_k(keys)), heads(self.W_v(values)),
+            valid_lens, p)  # fmt: skip
         return self.W_o(output.transpose(1, 2).flatten(2))  # (batch, n, p_o)
 
 
