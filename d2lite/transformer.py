@@ -16,7 +16,8 @@ from d2lite import checks
 
 
 class PositionWiseFFN(nn.Module):
-    """The same two-layer MLP at every position: (batch, steps, d) -> (batch, steps, outputs).
+    """The same two-layer MLP at every position:
+    (batch, steps, d) -> (batch, steps, outputs).
 
     Unlike d2l, which always infers the input size (nn.LazyLinear), num_inputs gives an
     ordinary nn.Linear, and integer inputs raise ValueError.
@@ -40,12 +41,14 @@ class PositionWiseFFN(nn.Module):
 
 
 class AddNorm(nn.Module):
-    """Residual connection then layer norm: X, Y (batch, steps, d) -> LayerNorm(X + dropout(Y)).
+    """Residual connection then layer norm:
+    X, Y (batch, steps, d) -> LayerNorm(X + dropout(Y)).
 
     Unlike d2l, X and Y of different shapes raise ValueError instead of broadcasting.
     """
 
-    def __init__(self, norm_shape: int | list[int] | tuple[int, ...], dropout: float) -> None:
+    def __init__(self, norm_shape: int | list[int] | tuple[int, ...],
+                 dropout: float) -> None:  # fmt: skip
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         self.ln = nn.LayerNorm(norm_shape)
@@ -54,7 +57,8 @@ class AddNorm(nn.Module):
         checks.check_features(X)
         if X.shape != Y.shape:
             raise ValueError(
-                f"the residual needs equal shapes: X {tuple(X.shape)}, Y {tuple(Y.shape)}"
+                f"the residual needs equal shapes: X {tuple(X.shape)}, "
+                f"Y {tuple(Y.shape)}"
             )
         return self.ln(self.dropout(Y) + X)
 
@@ -62,8 +66,9 @@ class AddNorm(nn.Module):
 def _heads_first(weights: Tensor | None, num_heads: int) -> Tensor:
     """(batch * heads, queries, keys) -> (batch, heads, queries, keys)."""
     if weights is None:
-        raise RuntimeError("no attention weights were kept: the last call ran on the fast path "
-                           "(d2l.fast_attention or need_weights=False); call the model outside it")
+        raise RuntimeError("no attention weights were kept: the last call ran on the "
+                           "fast path (d2l.fast_attention or need_weights=False); "
+                           "call the model outside it")
     return weights.reshape(-1, num_heads, *weights.shape[1:])
 
 
@@ -72,15 +77,17 @@ class TransformerEncoderBlock(nn.Module):
 
     forward(X, valid_lens): X (batch, steps, num_hiddens), valid_lens (batch,) or None
     -> (batch, steps, num_hiddens). Unlike d2l, the block exposes attention_weights as
-    (batch, num_heads, queries, keys), and valid lengths outside [1, steps] raise ValueError.
+    (batch, num_heads, queries, keys), and valid lengths outside [1, steps] raise
+    ValueError.
     """
 
-    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float,
-                 use_bias: bool = False) -> None:  # fmt: skip
+    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
+                 dropout: float, use_bias: bool = False) -> None:  # fmt: skip
         super().__init__()
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
-        self.attention = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias,
-                                                num_hiddens, num_hiddens, num_hiddens)
+        self.attention = d2l.MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias,
+            num_hiddens, num_hiddens, num_hiddens)
         self.addnorm1 = AddNorm(num_hiddens, dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens, num_inputs=num_hiddens)
         self.addnorm2 = AddNorm(num_hiddens, dropout)
@@ -131,12 +138,13 @@ class TransformerEncoder(d2l.Encoder):
 
     forward(X, valid_lens): token ids (batch, steps), valid_lens (batch,) or None
     -> (batch, steps, num_hiddens). Unlike d2l, whose attention_weights is a list of
-    (batch * num_heads, queries, keys) tensors, one per block, attention_weights is one tensor
-    (batch, num_blks, num_heads, queries, keys).
+    (batch * num_heads, queries, keys) tensors, one per block, attention_weights is one
+    tensor (batch, num_blks, num_heads, queries, keys).
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
-                 num_blks: int, dropout: float, use_bias: bool = False) -> None:  # fmt: skip
+    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int,
+                 num_heads: int, num_blks: int, dropout: float,
+                 use_bias: bool = False) -> None:  # fmt: skip
         super().__init__()
         _stem(self, vocab_size, num_hiddens, dropout, num_blks,
               lambda i: TransformerEncoderBlock(
@@ -152,22 +160,25 @@ class TransformerEncoder(d2l.Encoder):
 
     @property
     def attention_weights(self) -> Tensor:
-        """Self-attention weights of the last call, (batch, num_blks, num_heads, steps, steps)."""
+        """Self-attention weights of the last call,
+        (batch, num_blks, num_heads, steps, steps)."""
         return torch.stack([blk.attention_weights for blk in self.blks], dim=1)
 
 
 class TransformerDecoderBlock(nn.Module):
-    """Causal self-attention, cross-attention and a positionwise FFN, each followed by AddNorm.
+    """Causal self-attention, cross-attention and a positionwise FFN,
+    each followed by AddNorm.
 
-    forward(X, state): X (batch, steps, num_hiddens); state = [enc_outputs (batch, src_steps,
-    num_hiddens), enc_valid_lens (batch,) or None, cache]; cache[i] holds this block's earlier
-    inputs (batch, past, num_hiddens) or None. Returns (batch, steps, num_hiddens) and state.
-    Unlike d2l, which applies the causal mask only in training mode, the mask also holds in
-    evaluation mode, so a whole target can be replayed in one pass.
+    forward(X, state): X (batch, steps, num_hiddens); state = [enc_outputs
+    (batch, src_steps, num_hiddens), enc_valid_lens (batch,) or None, cache]; cache[i]
+    holds this block's earlier inputs (batch, past, num_hiddens) or None. Returns
+    (batch, steps, num_hiddens) and state. Unlike d2l, which applies the causal mask
+    only in training mode, the mask also holds in evaluation mode, so a whole target can
+    be replayed in one pass.
     """
 
-    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float,
-                 i: int) -> None:  # fmt: skip
+    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
+                 dropout: float, i: int) -> None:  # fmt: skip
         super().__init__()
         self.i, self.num_hiddens, self.num_heads = i, num_hiddens, num_heads
         self.attention1 = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, False,
@@ -195,7 +206,9 @@ class TransformerDecoderBlock(nn.Module):
         cache[self.i] = key_values
         # Query t of this call sits at position p + t and may see keys 0 .. p + t.
         p = key_values.shape[1] - steps
-        dec_valid_lens = (p + torch.arange(1, steps + 1, device=X.device)).repeat(batch, 1)
+        dec_valid_lens = (
+            p + torch.arange(1, steps + 1, device=X.device)
+        ).repeat(batch, 1)
         X2 = self.attention1(X, key_values, key_values, dec_valid_lens)
         Y = self.addnorm1(X, X2)
         # Cross-attention: queries from the decoder, keys and values from the encoder.
@@ -205,23 +218,27 @@ class TransformerDecoderBlock(nn.Module):
 
     @property
     def attention_weights(self) -> tuple[Tensor, Tensor]:
-        """Last (self-attention, cross-attention) weights, each (batch, heads, queries, keys)."""
-        return (_heads_first(self.attention1.attention.attention_weights, self.num_heads),
-                _heads_first(self.attention2.attention.attention_weights, self.num_heads))
+        """Last (self-attention, cross-attention) weights, each
+        (batch, heads, queries, keys)."""
+        return (
+            _heads_first(self.attention1.attention.attention_weights, self.num_heads),
+            _heads_first(self.attention2.attention.attention_weights, self.num_heads),
+        )
 
 
 class TransformerDecoder(d2l.AttentionDecoder):
-    """Embedding * sqrt(d) + positional encoding, num_blks decoder blocks, a linear output layer.
+    """Embedding * sqrt(d) + positional encoding, num_blks decoder blocks,
+    a linear output layer.
 
-    init_state(enc_outputs, enc_valid_lens) -> state; forward(X, state): token ids (batch, steps)
-    -> logits (batch, steps, vocab_size) and the updated state (its cache grows by steps).
-    Unlike d2l, which adds the encoding of position 0 to every token decoded one at a time,
-    the positions are shifted by the number of cached tokens; attention_weights is a pair of
-    tensors instead of nested lists.
+    init_state(enc_outputs, enc_valid_lens) -> state; forward(X, state): token ids
+    (batch, steps) -> logits (batch, steps, vocab_size) and the updated state (its cache
+    grows by steps). Unlike d2l, which adds the encoding of position 0 to every token
+    decoded one at a time, the positions are shifted by the number of cached tokens;
+    attention_weights is a pair of tensors instead of nested lists.
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
-                 num_blks: int, dropout: float) -> None:  # fmt: skip
+    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int,
+                 num_heads: int, num_blks: int, dropout: float) -> None:  # fmt: skip
         super().__init__()
         self.num_blks = num_blks
         _stem(self, vocab_size, num_hiddens, dropout, num_blks,
@@ -229,7 +246,8 @@ class TransformerDecoder(d2l.AttentionDecoder):
                   num_hiddens, ffn_num_hiddens, num_heads, dropout, i))
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
-    def init_state(self, enc_outputs: Tensor, enc_valid_lens: Tensor | None, *args) -> list:
+    def init_state(self, enc_outputs: Tensor, enc_valid_lens: Tensor | None,
+                   *args) -> list:  # fmt: skip
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
@@ -253,8 +271,8 @@ class TransformerDecoder(d2l.AttentionDecoder):
 
     @property
     def attention_weights(self) -> tuple[Tensor, Tensor]:
-        """Last (self-attention, cross-attention) weights of every block and head, each of shape
-        (batch, num_blks, num_heads, queries, keys)."""
+        """Last (self-attention, cross-attention) weights of every block and head, each
+        of shape (batch, num_blks, num_heads, queries, keys)."""
         pairs = [blk.attention_weights for blk in self.blks]
         return (torch.stack([s for s, _ in pairs], dim=1),
                 torch.stack([c for _, c in pairs], dim=1))
