@@ -22,12 +22,14 @@ from d2lite import checks
 def tiled_attention(
     q: Tensor, k: Tensor, v: Tensor, block_size: int = 64, causal: bool = False
 ) -> Tensor:
-    """Exact scaled dot-product attention computed block by block with an online softmax.
+    """Exact scaled dot-product attention computed block by block with an online
+    softmax.
 
-    q (..., n, d), k (..., m, d), v (..., m, d_v) -> (..., n, d_v). Only (block, block) score
-    tiles are ever materialised; a running max and a running sum rescale the partial outputs,
-    all three kept in float32 for half-precision inputs. With causal=True the n queries are the
-    last n of the m key positions (query i sits at position m - n + i), as with a KV cache.
+    q (..., n, d), k (..., m, d), v (..., m, d_v) -> (..., n, d_v). Only
+    (block, block) score tiles are ever materialised; a running max and a running
+    sum rescale the partial outputs, all three kept in float32 for half-precision
+    inputs. With causal=True the n queries are the last n of the m key positions
+    (query i sits at position m - n + i), as with a KV cache.
     """
     block_size = checks.check_scalar(block_size, "block_size", int, low=1)
     if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
@@ -42,14 +44,18 @@ def tiled_attention(
         )
     n, m = q.shape[-2], k.shape[-2]
     if m == 0 or (causal and n > m):  # some query would have no key to look at
-        raise ValueError(f"every query needs a key: got {n} queries, {m} keys, causal={causal}")
+        raise ValueError(
+            f"every query needs a key: got {n} queries, {m} keys, causal={causal}"
+        )
     scale = 1.0 / math.sqrt(q.shape[-1])
-    # Half-precision sums of thousands of terms lose their digits: accumulate in float32.
+    # Half-precision sums of thousands of terms lose their digits: accumulate in
+    # float32.
     acc_dtype = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
     out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
     for i in range(0, n, block_size):
         qi = q[..., i : i + block_size, :] * scale
-        rows = torch.arange(i, i + qi.shape[-2], device=q.device) + (m - n)  # query positions
+        # query positions
+        rows = torch.arange(i, i + qi.shape[-2], device=q.device) + (m - n)
         run_max = torch.full(qi.shape[:-1], -math.inf, dtype=acc_dtype, device=q.device)
         run_sum = torch.zeros_like(run_max)
         acc = torch.zeros(*qi.shape[:-1], v.shape[-1], dtype=acc_dtype, device=q.device)
@@ -64,7 +70,8 @@ def tiled_attention(
             p = torch.exp(s - new_max[..., None])
             correction = torch.exp(run_max - new_max)  # rescales what was summed so far
             run_sum = run_sum * correction + p.sum(-1)
-            acc = acc * correction[..., None] + p @ v[..., j : j + block_size, :].to(acc_dtype)
+            acc = (acc * correction[..., None]
+                   + p @ v[..., j : j + block_size, :].to(acc_dtype))
             run_max = new_max
         out[..., i : i + qi.shape[-2], :] = (acc / run_sum[..., None]).to(q.dtype)
     return out
@@ -73,14 +80,17 @@ def tiled_attention(
 class KVCache:
     """Keys and values of the tokens decoded so far, along the sequence axis.
 
-    The buffers are allocated ahead and doubled when full, so appending T tokens one at a time
-    copies O(T) values in all, not O(T^2) as concatenating every step would. The cache keeps
-    the dtype and device of its first keys; later keys must match them.
+    The buffers are allocated ahead and doubled when full, so appending T tokens
+    one at a time copies O(T) values in all, not O(T^2) as concatenating every
+    step would. The cache keeps the dtype and device of its first keys; later
+    keys must match them.
     """
 
     def __init__(self) -> None:
-        self._k: Tensor | None = None  # (..., capacity, d_k) buffers; the first len(self) rows
-        self._v: Tensor | None = None  # hold the cached tokens
+        # (..., capacity, d_k) buffers; the first len(self) rows hold the cached
+        # tokens
+        self._k: Tensor | None = None
+        self._v: Tensor | None = None
         self._len = 0
 
     def __len__(self) -> int:
@@ -104,11 +114,14 @@ class KVCache:
         for name, new, old in (("keys", k, self._k), ("values", v, self._v)):
             if (new.shape[:-2] != old.shape[:-2] or new.shape[-1] != old.shape[-1]
                     or new.dtype != old.dtype or new.device != old.device):
-                raise ValueError(f"new {name} {tuple(new.shape)}, {new.dtype} on {new.device} "
-                                 f"do not fit the cache {tuple(old.shape[:-2])} (..., "
-                                 f"{old.shape[-1]}), {old.dtype} on {old.device}")
+                raise ValueError(
+                    f"new {name} {tuple(new.shape)}, {new.dtype} on {new.device} "
+                    f"do not fit the cache {tuple(old.shape[:-2])} (..., "
+                    f"{old.shape[-1]}), {old.dtype} on {old.device}"
+                )
         end = self._len + k.shape[-2]
-        if end > self._k.shape[-2]:  # full: double the capacity (one copy of what is cached)
+        # full: double the capacity (one copy of what is cached)
+        if end > self._k.shape[-2]:
             capacity = max(end, 2 * self._k.shape[-2])
             for name in ("_k", "_v"):
                 old = getattr(self, name)
@@ -124,11 +137,14 @@ class KVCache:
         """Bytes of the cached keys and values (the buffers' spare rows not counted)."""
         if self._k is None:
             return 0
-        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+        return (self.k.numel() * self.k.element_size()
+                + self.v.numel() * self.v.element_size())
 
 
 class RotaryEmbedding(nn.Module):
-    """Rotary position embedding: rotate feature pairs (2i, 2i+1) by angle pos * base^(-2i/dim)."""
+    """Rotary position embedding: rotate feature pairs (2i, 2i+1) by angle
+    pos * base^(-2i/dim).
+    """
 
     def __init__(self, dim: int, max_len: int = 1024, base: float = 10000.0) -> None:
         super().__init__()
@@ -137,15 +153,19 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"dim must be a positive even int, got {dim!r}")
         max_len = checks.check_scalar(max_len, "max_len", int, low=1)
         base = checks.check_scalar(base, "base", float, low=0, low_open=True)
-        checks.check_bytes(2 * max_len * (dim // 2) * 4, f"RotaryEmbedding(max_len={max_len})")
+        checks.check_bytes(2 * max_len * (dim // 2) * 4,
+                           f"RotaryEmbedding(max_len={max_len})")
         self.dim, self.max_len = dim, max_len
         inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)
-        angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq  # (max_len, dim/2)
+        # (max_len, dim/2)
+        angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq
         self.register_buffer("cos", angles.cos(), persistent=False)
         self.register_buffer("sin", angles.sin(), persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        """x (..., seq, dim) -> same shape, position t rotated by the angles of offset + t."""
+        """x (..., seq, dim) -> same shape, position t rotated by the angles of
+        offset + t.
+        """
         if x.dim() < 2 or x.shape[-1] != self.dim or not x.is_floating_point():
             raise ValueError(f"expected a float tensor (..., seq, {self.dim}), got "
                              f"{tuple(x.shape)} {x.dtype}")
@@ -163,9 +183,11 @@ class RotaryEmbedding(nn.Module):
 
 
 class GroupedQueryAttention(nn.Module):
-    """Multi-head attention whose num_heads query heads share num_kv_heads key/value heads.
+    """Multi-head attention whose num_heads query heads share num_kv_heads
+    key/value heads.
 
-    num_kv_heads == num_heads is multi-head attention, num_kv_heads == 1 is multi-query attention.
+    num_kv_heads == num_heads is multi-head attention, num_kv_heads == 1 is
+    multi-query attention.
     """
 
     def __init__(
@@ -181,9 +203,13 @@ class GroupedQueryAttention(nn.Module):
         num_hiddens = checks.check_positive(num_hiddens, "num_hiddens")
         num_heads = checks.check_positive(num_heads, "num_heads")
         num_kv_heads = checks.check_positive(num_kv_heads, "num_kv_heads")
-        dropout = checks.check_scalar(dropout, "dropout", float, low=0, high=1, high_open=True)
+        dropout = checks.check_scalar(
+            dropout, "dropout", float, low=0, high=1, high_open=True
+        )
         if num_hiddens % num_heads:
-            raise ValueError(f"num_hiddens={num_hiddens} not divisible by num_heads={num_heads}")
+            raise ValueError(
+                f"num_hiddens={num_hiddens} not divisible by num_heads={num_heads}"
+            )
         if num_heads % num_kv_heads:
             raise ValueError(
                 f"num_heads={num_heads} not divisible by num_kv_heads={num_kv_heads}"
@@ -199,7 +225,8 @@ class GroupedQueryAttention(nn.Module):
 
     def _split(self, X: Tensor, heads: int) -> Tensor:
         b, t, _ = X.shape
-        return X.reshape(b, t, heads, self.head_dim).transpose(1, 2)  # (b, heads, t, head_dim)
+        # (b, heads, t, head_dim)
+        return X.reshape(b, t, heads, self.head_dim).transpose(1, 2)
 
     def forward(
         self,
@@ -211,12 +238,15 @@ class GroupedQueryAttention(nn.Module):
         causal: bool = False,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """queries (b, n, d), keys/values (b, s, d) -> (b, n, d); a cache grows by these s tokens.
+        """queries (b, n, d), keys/values (b, s, d) -> (b, n, d); a cache grows by
+        these s tokens.
 
-        valid_lens: None, (b,) or (b, n), as in MultiHeadAttention: keys at positions >= the
-        length (counted over the cache and the new keys) are masked; lengths lie in [1, keys].
-        causal=True: the n queries are the last n of the m key positions (cached and new), so
-        query i sits at position m - n + i and sees keys 0 .. m - n + i; n > m is an error.
+        valid_lens: None, (b,) or (b, n), as in MultiHeadAttention: keys at
+        positions >= the length (counted over the cache and the new keys) are
+        masked; lengths lie in [1, keys].
+        causal=True: the n queries are the last n of the m key positions (cached
+        and new), so query i sits at position m - n + i and sees keys
+        0 .. m - n + i; n > m is an error.
         """
         W = self.W_q.in_features
         for name, X in (("queries", queries), ("keys", keys), ("values", values)):
@@ -229,8 +259,10 @@ class GroupedQueryAttention(nn.Module):
         offset = 0 if cache is None else len(cache)
         (b, n), m = queries.shape[:2], offset + keys.shape[1]
         if causal and n > m:
-            raise ValueError(f"causal attention needs queries <= keys (the queries are the last "
-                             f"positions), got {n} queries and {m} keys")
+            raise ValueError(
+                "causal attention needs queries <= keys (the queries are the last "
+                f"positions), got {n} queries and {m} keys"
+            )
         valid_lens = checks.check_valid_lens(valid_lens, b, m, n, min_len=1)
         q = self._split(self.W_q(queries), self.num_heads)
         k = self._split(self.W_k(keys), self.num_kv_heads)
@@ -256,7 +288,9 @@ class GroupedQueryAttention(nn.Module):
 
 
 class RMSNorm(nn.Module):
-    """Root-mean-square normalisation: x / sqrt(mean(x^2) + eps) * weight; no centring, no bias."""
+    """Root-mean-square normalisation: x / sqrt(mean(x^2) + eps) * weight; no
+    centring, no bias.
+    """
 
     def __init__(self, dim: int, eps: float = 1e-6) -> None:
         super().__init__()
@@ -266,26 +300,30 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.weight.shape[0] or not x.is_floating_point():
-            raise ValueError(f"expected a float tensor with last dim {self.weight.shape[0]}, "
-                             f"got {tuple(x.shape)} {x.dtype}")
+            raise ValueError(
+                f"expected a float tensor with last dim {self.weight.shape[0]}, "
+                f"got {tuple(x.shape)} {x.dtype}"
+            )
         x32 = x.float()  # x^2 of a half-precision 300 overflows: square in float32
         normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
         return (normed * self.weight).to(x.dtype)
 
 
 class TinyDecoderLM(nn.Module):
-    """A decoder-only language model: pre-norm blocks of grouped-query attention with rotary
-    positions (or, with sinusoidal=True, the sinusoidal encoding of chapter 7 added to the
-    embeddings) and a GELU FFN, RMSNorm throughout. generate() decodes greedily, with or without
-    one KVCache per block."""
+    """A decoder-only language model: pre-norm blocks of grouped-query attention
+    with rotary positions (or, with sinusoidal=True, the sinusoidal encoding of
+    chapter 7 added to the embeddings) and a GELU FFN, RMSNorm throughout.
+    generate() decodes greedily, with or without one KVCache per block."""
 
-    def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int, num_kv_heads: int,
-                 num_blks: int, max_len: int = 1024, sinusoidal: bool = False) -> None:  # fmt: skip
+    def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int,
+                 num_kv_heads: int, num_blks: int, max_len: int = 1024,
+                 sinusoidal: bool = False) -> None:  # fmt: skip
         super().__init__()
         vocab_size = checks.check_positive(vocab_size, "vocab_size")
         num_blks = checks.check_positive(num_blks, "num_blks")
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        rotary = None if sinusoidal else RotaryEmbedding(num_hiddens // num_heads, max_len)
+        rotary = (None if sinusoidal
+                  else RotaryEmbedding(num_hiddens // num_heads, max_len))
         self.pos_encoding = (d2l.PositionalEncoding(num_hiddens, max_len=max_len)
                              if sinusoidal else None)
         self.blks = nn.ModuleList()
@@ -302,9 +340,13 @@ class TinyDecoderLM(nn.Module):
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def forward(self, tokens: Tensor, caches: list[KVCache] | None = None) -> Tensor:
-        """tokens (batch, steps) -> logits (batch, steps, vocab); caches grow by steps."""
+        """tokens (batch, steps) -> logits (batch, steps, vocab); caches grow by
+        steps.
+        """
         if caches is not None and len(caches) != len(self.blks):
-            raise ValueError(f"need one cache per block ({len(self.blks)}), got {len(caches)}")
+            raise ValueError(
+                f"need one cache per block ({len(self.blks)}), got {len(caches)}"
+            )
         with checks.token_door(tokens, self.embedding.num_embeddings, name="tokens"):
             return self._logits(tokens, caches)
 
@@ -313,7 +355,9 @@ class TinyDecoderLM(nn.Module):
         if self.pos_encoding is not None:
             start = 0 if caches is None else len(caches[0])
             if start + X.shape[1] > self.pos_encoding.P.shape[1]:
-                raise ValueError(f"positions beyond max_len={self.pos_encoding.P.shape[1]}")
+                raise ValueError(
+                    f"positions beyond max_len={self.pos_encoding.P.shape[1]}"
+                )
             X = X + self.pos_encoding.P[:, start : start + X.shape[1]].to(X.dtype)
         for i, blk in enumerate(self.blks):
             H = blk["norm1"](X)
@@ -330,7 +374,8 @@ class TinyDecoderLM(nn.Module):
         caches = [KVCache() for _ in self.blks] if use_cache else None
         new = prompt
         for _ in range(steps):
-            # With a cache only the newest tokens go in; without one the whole prefix is redone.
+            # With a cache only the newest tokens go in; without one the whole
+            # prefix is redone.
             logits = self(new, caches) if use_cache else self(tokens)
             nxt = logits[:, -1].argmax(-1, keepdim=True)
             tokens = torch.cat([tokens, nxt], dim=1)
@@ -345,11 +390,13 @@ def _tensors(tree) -> list[Tensor]:
 class PeakMemory(TorchDispatchMode):
     """Bytes of the tensors created inside the block: peak is the most alive at once.
 
-    with PeakMemory() as mem: ... then mem.peak (bytes), mem.live (still alive). Every ATen
-    operator is seen; a storage counts from its creation until it is freed, and views or
-    in-place results of an input add nothing. Buffers private to a kernel are not seen.
-    Built on PyTorch's private torch.utils._python_dispatch and torch.utils._pytree (checked with
-    PyTorch 2.13); they may change between versions.
+    with PeakMemory() as mem: ... then mem.peak (bytes), mem.live (still alive).
+    Every ATen operator is seen; a storage counts from its creation until it is
+    freed, and views or in-place results of an input add nothing. Buffers
+    private to a kernel are not seen.
+    Built on PyTorch's private torch.utils._python_dispatch and
+    torch.utils._pytree (checked with PyTorch 2.13); they may change between
+    versions.
     """
 
     def __enter__(self) -> "PeakMemory":
@@ -363,11 +410,15 @@ class PeakMemory(TorchDispatchMode):
             storage = t.untyped_storage()
             ptr, size = storage.data_ptr(), storage.nbytes()
             if size == 0 or ptr in inputs or ptr in self._alive:
-                continue  # empty, a view or in-place result of an input, or counted already
+                # empty, a view or in-place result of an input, or counted already
+                continue
             self.live += size
             self.peak = max(self.peak, self.live)
-            # The storage's Python object dies with the storage: then the bytes are free.
-            self._alive[ptr] = weakref.ref(storage, lambda _, p=ptr, s=size: self._free(p, s))
+            # The storage's Python object dies with the storage: then the bytes
+            # are free.
+            self._alive[ptr] = weakref.ref(
+                storage, lambda _, p=ptr, s=size: self._free(p, s)
+            )
         return out
 
     def _free(self, ptr: int, size: int) -> None:

@@ -18,13 +18,17 @@ import d2lite as d2l
 from d2lite import checks
 
 
-# The syllable arithmetic is chapter 5's (d2l.decompose_syllable, d2l.compose_syllable); here
-# the indices become Unicode's conjoining jamo, the letters NFD writes.
-_L, _V, _T = 0x1100, 0x1161, 0x11A7  # the first conjoining initial, medial and (final - 1)
+# The syllable arithmetic is chapter 5's (d2l.decompose_syllable,
+# d2l.compose_syllable); here the indices become Unicode's conjoining jamo, the
+# letters NFD writes.
+# the first conjoining initial, medial and (final - 1)
+_L, _V, _T = 0x1100, 0x1161, 0x11A7
 
 
 def split_jamo(ch: str) -> str:
-    """A precomposed syllable -> its 2 or 3 conjoining jamo (as NFD gives them); else ch."""
+    """A precomposed syllable -> its 2 or 3 conjoining jamo (as NFD gives them);
+    else ch.
+    """
     if not "가" <= ch <= "힣":
         return ch
     initial, medial, final = d2l.decompose_syllable(ch)
@@ -32,7 +36,9 @@ def split_jamo(ch: str) -> str:
 
 
 def join_jamo(text: str) -> str:
-    """Undo split_jamo: initial + medial (+ final) -> one syllable; other text unchanged."""
+    """Undo split_jamo: initial + medial (+ final) -> one syllable; other text
+    unchanged.
+    """
     out, i = [], 0
     while i < len(text):
         a = ord(text[i]) - _L
@@ -48,13 +54,16 @@ def join_jamo(text: str) -> str:
     return "".join(out)
 
 
-# Pre-tokenization: an optional space and a run of non-spaces, or a run of spaces. Merges never
-# cross a chunk, so a token never spans two eojeol; the chunks concatenate back to the text.
+# Pre-tokenization: an optional space and a run of non-spaces, or a run of
+# spaces. Merges never cross a chunk, so a token never spans two eojeol; the
+# chunks concatenate back to the text.
 _CHUNK = re.compile(r"\s?\S+|\s+")
 
 
 def _merge(seq: list[int], pair: tuple[int, int], new: int) -> list[int]:
-    """Replace every non-overlapping occurrence of pair in seq, left to right, by new."""
+    """Replace every non-overlapping occurrence of pair in seq, left to right, by
+    new.
+    """
     out, i = [], 0
     while i < len(seq):
         if i + 1 < len(seq) and seq[i] == pair[0] and seq[i + 1] == pair[1]:
@@ -68,9 +77,10 @@ def _merge(seq: list[int], pair: tuple[int, int], new: int) -> list[int]:
 
 def learn_merges(seqs: list[list[int]], counts: list[int], first_id: int,
                  num_merges: int) -> list[tuple[int, int]]:  # fmt: skip
-    """BPE training: the chunks seqs (token ids) seen counts times each -> up to num_merges
-    merge rules; rule k makes token first_id + k. The most frequent pair wins, the smaller ids
-    on a tie; training stops early when no pair occurs twice."""
+    """BPE training: the chunks seqs (token ids) seen counts times each -> up to
+    num_merges merge rules; rule k makes token first_id + k. The most frequent
+    pair wins, the smaller ids on a tie; training stops early when no pair occurs
+    twice."""
     pair_count: Counter = Counter()
     where: dict[tuple[int, int], set[int]] = {}  # pair -> the chunks that contain it
     for w, seq in enumerate(seqs):
@@ -108,7 +118,8 @@ def learn_merges(seqs: list[list[int]], counts: list[int], first_id: int,
 
 
 def _to_bytes(text: str) -> bytes:
-    # surrogatepass: even a lone surrogate (a str Python allows) has bytes to fall back on
+    # surrogatepass: even a lone surrogate (a str Python allows) has bytes to
+    # fall back on
     return text.encode("utf-8", "surrogatepass")
 
 
@@ -120,8 +131,9 @@ def _from_bytes(data: bytes) -> str:
 
 
 def _symbols(ch: str, unit: str) -> str | None:
-    """The alphabet symbols of one character; None: it always falls back to bytes (in jamo mode
-    a character typed as a conjoining jamo, so that decode never joins it to its neighbors)."""
+    """The alphabet symbols of one character; None: it always falls back to bytes
+    (in jamo mode a character typed as a conjoining jamo, so that decode never
+    joins it to its neighbors)."""
     if unit == "jamo":
         return None if 0x1100 <= ord(ch) <= 0x11FF else split_jamo(ch)
     return ch
@@ -131,20 +143,25 @@ class BPETokenizer:
     """Byte-pair encoding over one base unit: 'byte' (UTF-8), 'syllable' (characters) or
     'jamo' (Hangul syllables split into initial, medial and final).
 
-    Ids 0..255 are the bytes, so a character outside the alphabet falls back to its UTF-8
-    bytes and decode(encode(s)) == s for every string s. Then come the alphabet's symbols and
-    the merged tokens in the order they were learned. len() is the vocabulary size.
+    Ids 0..255 are the bytes, so a character outside the alphabet falls back to
+    its UTF-8 bytes and decode(encode(s)) == s for every string s. Then come the
+    alphabet's symbols and the merged tokens in the order they were learned.
+    len() is the vocabulary size.
     """
 
     UNITS = ("byte", "syllable", "jamo")
 
-    def __init__(self, unit: str, alphabet: list[str], merges: list[tuple[int, int]]) -> None:
+    def __init__(
+        self, unit: str, alphabet: list[str], merges: list[tuple[int, int]]
+    ) -> None:
         if unit not in self.UNITS:
             raise ValueError(f"unit must be one of {self.UNITS}, got {unit!r}")
         self.unit, self.alphabet, self.merges = unit, list(alphabet), list(merges)
         self.symbol_id = {s: 256 + i for i, s in enumerate(self.alphabet)}
         # Each token as the base ids it stands for (a byte id or an alphabet id each).
-        self.parts: list[tuple[int, ...]] = [(i,) for i in range(256 + len(self.alphabet))]
+        self.parts: list[tuple[int, ...]] = [
+            (i,) for i in range(256 + len(self.alphabet))
+        ]
         for a, b in self.merges:
             if not (0 <= a < len(self.parts) and 0 <= b < len(self.parts)):
                 raise ValueError(f"merge ({a}, {b}) names a token not yet made")
@@ -158,11 +175,13 @@ class BPETokenizer:
     @classmethod
     def train(cls, texts: str | list[str], vocab_size: int,
               unit: str = "byte") -> "BPETokenizer":  # fmt: skip
-        """Learn at most vocab_size tokens (>= 256, the bytes) from texts (a str or a list of
-        str): the most frequent symbols of unit first, then merges (see learn_merges)."""
+        """Learn at most vocab_size tokens (>= 256, the bytes) from texts (a str
+        or a list of str): the most frequent symbols of unit first, then merges
+        (see learn_merges)."""
         if isinstance(texts, str):
             texts = [texts]
-        if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+        if (not isinstance(texts, (list, tuple))
+                or not all(isinstance(t, str) for t in texts)):
             raise ValueError(f"texts must be a str or a list of str, got "
                              f"{type(texts).__name__}")
         vocab_size = checks.check_scalar(vocab_size, "vocab_size", int, low=256)
@@ -179,7 +198,9 @@ class BPETokenizer:
             alphabet = sorted(freq, key=lambda s: (-freq[s], s))[: vocab_size - 256]
         base = cls(unit, alphabet, [])
         seqs = [base._base_ids(chunk) for chunk in chunks]
-        merges = learn_merges(seqs, list(chunks.values()), len(base), vocab_size - len(base))
+        merges = learn_merges(
+            seqs, list(chunks.values()), len(base), vocab_size - len(base)
+        )
         return cls(unit, alphabet, merges)
 
     def _base_ids(self, chunk: str) -> list[int]:
@@ -198,8 +219,11 @@ class BPETokenizer:
     def _encode_chunk(self, chunk: str) -> list[int]:
         if chunk not in self._cache:
             ids = self._base_ids(chunk)
-            while len(ids) > 1:  # apply the earliest-learned rule present, as training did
-                rank, pair = min((self.rank.get(p, math.inf), p) for p in zip(ids, ids[1:]))
+            # apply the earliest-learned rule present, as training did
+            while len(ids) > 1:
+                rank, pair = min(
+                    (self.rank.get(p, math.inf), p) for p in zip(ids, ids[1:])
+                )
                 if rank == math.inf:
                     break
                 ids = _merge(ids, pair, 256 + len(self.alphabet) + rank)
@@ -215,16 +239,21 @@ class BPETokenizer:
         return [i for chunk in _CHUNK.findall(text) for i in self._encode_chunk(chunk)]
 
     def decode(self, ids: list[int] | Tensor) -> str:
-        """Token ids (a list of ints, or a 1-D integer tensor) -> the string they stand for."""
+        """Token ids (a list of ints, or a 1-D integer tensor) -> the string they
+        stand for.
+        """
         if isinstance(ids, Tensor):
             if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
                 raise ValueError(f"decode expects 1-D integer ids, got shape "
                                  f"{tuple(ids.shape)}, dtype {ids.dtype}")
             ids = ids.tolist()
-        runs: list[tuple[bool, list[int]]] = []  # alternating runs of bytes and of symbols
+        # alternating runs of bytes and of symbols
+        runs: list[tuple[bool, list[int]]] = []
         for i in ids:
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-                raise ValueError(f"token ids must be ints in [0, {len(self)}), got {i!r}")
+                raise ValueError(
+                    f"token ids must be ints in [0, {len(self)}), got {i!r}"
+                )
             for base in self.parts[i]:
                 if not runs or runs[-1][0] != (base < 256):
                     runs.append((base < 256, []))
@@ -233,14 +262,16 @@ class BPETokenizer:
         for is_bytes, bases in runs:
             if is_bytes:
                 out.append(_from_bytes(bytes(bases)))
-            else:  # with jamo as the unit, only jamo that came out of syllables are joined
+            else:
+                # with jamo as the unit, only jamo that came out of syllables are
+                # joined
                 text = "".join(self.alphabet[b - 256] for b in bases)
                 out.append(join_jamo(text) if self.unit == "jamo" else text)
         return "".join(out)
 
     def pieces(self, text: str) -> list[str]:
-        """How text is cut: each token as the text it stands for; a token holding only part
-        of a character's bytes shows them as <0xNN>."""
+        """How text is cut: each token as the text it stands for; a token holding
+        only part of a character's bytes shows them as <0xNN>."""
         out = []
         for i in self.encode(text):
             piece = self.decode([i])
@@ -252,11 +283,13 @@ class BPETokenizer:
 
 
 class GPTBlock(nn.Module):
-    """Pre-norm decoder block: X + attention(LN(X)) under a causal mask, then X + FFN(LN(X)).
+    """Pre-norm decoder block: X + attention(LN(X)) under a causal mask, then
+    X + FFN(LN(X)).
 
-    forward(X, past=None): X (batch, steps, num_hiddens); past (batch, p, num_hiddens) holds
-    the normalized inputs of the p earlier positions (the cache). Returns the output and the
-    normalized inputs of all p + steps positions, the next call's past.
+    forward(X, past=None): X (batch, steps, num_hiddens); past (batch, p,
+    num_hiddens) holds the normalized inputs of the p earlier positions (the
+    cache). Returns the output and the normalized inputs of all p + steps
+    positions, the next call's past.
     """
 
     def __init__(self, num_hiddens: int, num_heads: int, dropout: float) -> None:
@@ -265,11 +298,14 @@ class GPTBlock(nn.Module):
         self.attention = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, True,
                                                 num_hiddens, num_hiddens, num_hiddens)
         self.ln2 = nn.LayerNorm(num_hiddens)
-        self.ffn = d2l.PositionWiseFFN(4 * num_hiddens, num_hiddens, num_inputs=num_hiddens)
+        self.ffn = d2l.PositionWiseFFN(
+            4 * num_hiddens, num_hiddens, num_inputs=num_hiddens
+        )
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, X: Tensor, past: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        checks.check_features(X, size=self.ln1.normalized_shape[0])  # shapes only, no values
+        # shapes only, no values
+        checks.check_features(X, size=self.ln1.normalized_shape[0])
         H = self.ln1(X)
         keys = H if past is None else torch.cat((past, H), dim=1)
         batch, steps = X.shape[:2]
@@ -284,9 +320,11 @@ class GPTBlock(nn.Module):
 class GPT(nn.Module):
     """A decoder-only Transformer language model (GPT-2's layout, small).
 
-    Token and learned position embeddings, num_blks pre-norm GPTBlocks, a final LayerNorm and
-    an output layer that shares its weight with the token embedding (weight tying).
-    forward(tokens): ids (batch, steps), steps <= max_len -> logits (batch, steps, vocab_size).
+    Token and learned position embeddings, num_blks pre-norm GPTBlocks, a final
+    LayerNorm and an output layer that shares its weight with the token embedding
+    (weight tying).
+    forward(tokens): ids (batch, steps), steps <= max_len ->
+    logits (batch, steps, vocab_size).
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int, num_blks: int,
@@ -296,7 +334,9 @@ class GPT(nn.Module):
         checks.check_divisible(num_hiddens, num_heads)
         num_blks = checks.check_positive(num_blks, "num_blks")
         self.max_len = checks.check_positive(max_len, "max_len")
-        dropout = checks.check_scalar(dropout, "dropout", float, low=0, high=1, high_open=True)
+        dropout = checks.check_scalar(
+            dropout, "dropout", float, low=0, high=1, high_open=True
+        )
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_embedding = nn.Embedding(max_len, num_hiddens)
         self.dropout = nn.Dropout(dropout)
@@ -310,8 +350,8 @@ class GPT(nn.Module):
                 nn.init.normal_(param, std=0.02)
 
     def forward(self, tokens: Tensor, cache: list | None = None) -> Tensor:
-        """tokens (batch, steps) -> logits (batch, steps, vocab_size); a cache (init_cache) is
-        read and grows by steps positions."""
+        """tokens (batch, steps) -> logits (batch, steps, vocab_size); a cache
+        (init_cache) is read and grows by steps positions."""
         checks.check_tokens(tokens, "tokens")
         if cache is not None and len(cache) != len(self.blks):
             raise ValueError(f"cache must hold one entry per block ({len(self.blks)}), "
@@ -339,9 +379,11 @@ class GPT(nn.Module):
                  top_k: int | None = None, top_p: float | None = None,
                  generator: torch.Generator | None = None,
                  use_cache: bool = True) -> Tensor:  # fmt: skip
-        """prompt (batch, p) or (p,) -> the prompt followed by max_new_tokens sampled ids,
-        (batch, p + max_new_tokens) or (p + max_new_tokens,)."""
-        max_new_tokens = checks.check_scalar(max_new_tokens, "max_new_tokens", int, low=0)
+        """prompt (batch, p) or (p,) -> the prompt followed by max_new_tokens
+        sampled ids, (batch, p + max_new_tokens) or (p + max_new_tokens,)."""
+        max_new_tokens = checks.check_scalar(
+            max_new_tokens, "max_new_tokens", int, low=0
+        )
         one = isinstance(prompt, Tensor) and prompt.dim() == 1
         tokens = prompt[None] if one else prompt
         with checks.token_door(tokens, self.vocab_size, name="prompt"):
@@ -356,10 +398,13 @@ class GPT(nn.Module):
                 cache = self.init_cache() if use_cache else None
                 new = tokens
                 for _ in range(max_new_tokens):
-                    # With a cache only the newest token goes in; without, the whole prefix.
+                    # With a cache only the newest token goes in; without, the
+                    # whole prefix.
                     logits = self(new, cache) if use_cache else self(tokens)
-                    nxt = sample_next_token(logits[:, -1], temperature=temperature,
-                                            top_k=top_k, top_p=top_p, generator=generator)
+                    nxt = sample_next_token(
+                        logits[:, -1], temperature=temperature, top_k=top_k,
+                        top_p=top_p, generator=generator,
+                    )
                     new = nxt[:, None].to(tokens.dtype)
                     tokens = torch.cat([tokens, new], dim=1)
         finally:
@@ -367,21 +412,28 @@ class GPT(nn.Module):
         return tokens[0] if one else tokens
 
 
-def sample_next_token(logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None,
-                      top_p: float | None = None,
+def sample_next_token(logits: Tensor, *, temperature: float = 1.0,
+                      top_k: int | None = None, top_p: float | None = None,
                       generator: torch.Generator | None = None) -> Tensor:  # fmt: skip
     """Draw one token id from logits (vocab,) -> () or (batch, vocab) -> (batch,).
 
-    The logits are divided by temperature (> 0); top_k (>= 1) keeps the k largest; top_p in
-    (0, 1] keeps the smallest set of most probable tokens whose probability reaches p (after
-    top_k). Ties are ordered by id, so top_k=1 or a tiny top_p is exactly argmax.
+    The logits are divided by temperature (> 0); top_k (>= 1) keeps the k
+    largest; top_p in (0, 1] keeps the smallest set of most probable tokens whose
+    probability reaches p (after top_k). Ties are ordered by id, so top_k=1 or a
+    tiny top_p is exactly argmax.
     """
-    if not isinstance(logits, Tensor) or logits.dim() not in (1, 2) or logits.shape[-1] == 0:
-        got = tuple(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
-        raise ValueError(f"logits must have shape (vocab,) or (batch, vocab), got {got}")
+    if (not isinstance(logits, Tensor) or logits.dim() not in (1, 2)
+            or logits.shape[-1] == 0):
+        got = (tuple(logits.shape) if isinstance(logits, Tensor)
+               else type(logits).__name__)
+        raise ValueError(
+            f"logits must have shape (vocab,) or (batch, vocab), got {got}"
+        )
     if not logits.is_floating_point():
         raise ValueError(f"logits must be a float tensor, got dtype {logits.dtype}")
-    temperature = checks.check_scalar(temperature, "temperature", float, low=0, low_open=True)
+    temperature = checks.check_scalar(
+        temperature, "temperature", float, low=0, low_open=True
+    )
     if top_k is not None:
         top_k = checks.check_scalar(top_k, "top_k", int, low=1)
     if top_p is not None:
@@ -396,7 +448,8 @@ def sample_next_token(logits: Tensor, *, temperature: float = 1.0, top_k: int | 
     if top_p is not None:  # keep a token while the mass before it is still short of p
         keep &= (probs.cumsum(-1) - probs) < top_p
         probs = torch.softmax(scores.masked_fill(~keep, -math.inf), dim=-1)
-    choice = torch.multinomial(probs, 1, generator=generator)  # a position in sorted order
+    # a position in sorted order
+    choice = torch.multinomial(probs, 1, generator=generator)
     return order.gather(-1, choice).reshape(logits.shape[:-1])
 
 
