@@ -52,6 +52,14 @@ def test_the_book_sources_pass_the_bilingual_check():
     assert not found, "\n".join(map(str, found))
 
 
+def test_chapter_code_fits_the_printed_column():
+    """STYLE.md: chapter code lines fit the column (88 characters at the PDF's 9 pt)."""
+    long = {path.name: book.long_code_lines(path.read_text(encoding="utf-8"))
+            for path in book.chapter_sources()}
+    assert not any(long.values()), {k: v[:5] for k, v in long.items() if v}
+    assert book.long_code_lines("```{code-cell} ipython3\nx = 1  # " + "y" * 90 + "\n```\n")
+
+
 def test_a_clean_pair_passes():
     assert problems(GOOD) == []
 
