@@ -53,7 +53,8 @@ def check_nbval_item(item) -> None:
 # website modules (tests/test_pdf.py prints and reads the PDFs). Units of unknown length keep
 # their order, after these.
 BENCH = ROOT / "benchmarks" / "latest.md"
-SECONDS = {"tests/test_pdf.py": 200.0, "tests/test_site.py": 130.0}
+SECONDS = {"tests/test_pdf.py": 150.0, "tests/test_site.py": 130.0,
+           "tests/test_print_layout.py": 60.0}
 SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_colab\[")
 
 
