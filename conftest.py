@@ -54,7 +54,7 @@ def check_nbval_item(item) -> None:
 # their order, after these.
 BENCH = ROOT / "benchmarks" / "latest.md"
 SECONDS = {"tests/test_pdf.py": 150.0, "tests/test_site.py": 130.0,
-           "tests/test_print_layout.py": 60.0}
+           "tests/test_print_layout.py": 45.0}
 SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_colab\[")
 
 

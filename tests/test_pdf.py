@@ -42,6 +42,7 @@ def _fresh(paths: list[Path], site: Path) -> bool:
 def pdfs(site: Path) -> dict[str, Path]:
     paths = {lang: book_pdf.OUT / name for lang, name in book_pdf.PDF_NAMES.items()}
     copies = [site / book_pdf.SITE_PDF_DIR / name for name in book_pdf.PDF_NAMES.values()]
+    copies += [book_pdf.layout_path(path) for path in paths.values()]
     book_pdf.OUT.mkdir(parents=True, exist_ok=True)
     # `make test` keeps the tests that read the PDFs on one xdist worker (conftest.py's
     # schedule); the lock keeps any other split from printing them twice at once.
@@ -339,3 +340,30 @@ def test_continued_code_lines_are_marked(readers):
     for lang, reader in readers.items():
         text = "".join(page_text(reader, k) for k in range(len(reader.pages)))
         assert "\u21aa" in text, f"{lang}: no continued code line is marked"
+
+
+# -- the layout at the paper's width, measured as each page was printed -----------------------
+
+
+def printed_layout(pdfs) -> dict[str, dict[str, dict]]:
+    """{lang: {docname: {"wide_math": [...], "soft_wrapped_code": [...]}}} (tools/pdf.py)."""
+    import json
+
+    return {lang: json.loads(book_pdf.layout_path(path).read_text(encoding="utf-8"))
+            for lang, path in pdfs.items()}
+
+
+def test_display_equations_fit_the_printed_column(pdfs):
+    layout = printed_layout(pdfs)
+    for lang, pages in layout.items():
+        assert list(pages) == book_pdf.toc_pages(), lang  # every page was measured
+    wide = {f"{lang} {doc}": page["wide_math"]
+            for lang, pages in layout.items() for doc, page in pages.items() if page["wide_math"]}
+    assert not wide, f"display equations wider than the printed column: {wide}"
+
+
+def test_printed_code_breaks_only_at_marked_spaces(pdfs):
+    wrapped = {f"{lang} {doc}": page["soft_wrapped_code"][:3]
+               for lang, pages in printed_layout(pdfs).items()
+               for doc, page in pages.items() if page["soft_wrapped_code"]}
+    assert not wrapped, f"code lines the printer wraps mid-line: {wrapped}"

@@ -23,7 +23,9 @@ the contents ("1 RNNs and long-term dependency", "1.1 …"); the sections' pages
 Chromium's own outline of each printed page (its headings). The PDFs are copied to
 ``_build/html/pdf/``, where the website's download menu links to them
 (``_ext/site_fixes.py``). Chromium embeds the fonts it used (a Hangul font must be installed:
-``make browser``).
+``make browser``). Beside each PDF, ``layout-<lang>.json`` lists per page what the printed
+layout still gets wrong, measured as the page is printed: display equations wider than their
+box, code blocks the printer wraps mid-line (both empty when all is well; tests/test_pdf.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import html
 import io
+import json
 import os
 import re
 import shutil
@@ -380,6 +383,38 @@ def section_pages(pdf: bytes, sections: list[dict]) -> list[int]:
     return pages
 
 
+# What the printed layout still gets wrong after prepare(), measured on each page as it is printed
+# and kept beside the PDF (layout-<lang>.json) for tests/test_pdf.py.
+# Visible display equations wider than their box: (start of the TeX, equation px, box px).
+WIDE_MATH_JS = """() => Array.from(
+    document.querySelectorAll("article mjx-container[display='true']"))
+  .filter((c) => c.getClientRects().length && c.querySelector("mjx-math"))
+  .map((c) => [c, c.querySelector("mjx-math").getBoundingClientRect().width])
+  .filter(([c, width]) => width > c.clientWidth + 1)
+  .map(([c, width]) => [(c.closest("div.math") || c).textContent.slice(0, 40),
+                        Math.round(width), c.clientWidth])"""
+
+# Code blocks whose lines the browser wraps (more lines shown than the text has), after
+# tools/pdf.py broke the long ones at a space: their first line.
+SOFT_WRAPPED_CODE_JS = """() => Array.from(document.querySelectorAll("article pre"))
+  .filter((pre) => pre.getClientRects().length)
+  .filter((pre) => {
+    const probe = pre.cloneNode(false);
+    pre.after(probe);
+    probe.textContent = "x";
+    const one = probe.getBoundingClientRect().height;
+    probe.textContent = "x\\nx";
+    const step = probe.getBoundingClientRect().height - one;
+    probe.remove();
+    const shown = Math.round((pre.getBoundingClientRect().height - one) / step) + 1;
+    const lines = pre.textContent.replace(/\\n$/, "").split("\\n");
+    const oneToken = lines.some((l) => !/\\S\\s+\\S/.test(l.trim()) && l.length > 60);
+    return shown > lines.length && !oneToken;
+  })
+  .map((pre) => pre.textContent.split("\\n")[0].slice(0, 60))"""
+
+
+
 def prepare(page, lang: str) -> dict:
     """Ready a loaded page of the site for print in ``lang``; its structure (STRUCTURE_JS)."""
     if page.locator(".lang-switch button").count():
@@ -417,6 +452,8 @@ def print_language(browser, base: str, lang: str, pages: list[str]) -> list[dict
             structure = prepare(page, lang)
             pdf = page.pdf(format="A4", print_background=True, margin=MARGIN, outline=True,
                            tagged=True)
+            layout = {"wide_math": page.evaluate(WIDE_MATH_JS),
+                      "soft_wrapped_code": page.evaluate(SOFT_WRAPPED_CODE_JS)}
             for section, at in zip(structure["sections"],
                                    section_pages(pdf, structure["sections"])):
                 section["page"] = at
@@ -424,7 +461,7 @@ def print_language(browser, base: str, lang: str, pages: list[str]) -> list[dict
                 "docname": docname, "number": structure["number"],
                 "title": structure["title"], "sections": structure["sections"],
                 "part": in_language(opens[docname], lang) if docname in opens else "",
-                "pdf": pdf, "count": len(PdfReader(io.BytesIO(pdf)).pages),
+                "pdf": pdf, "count": len(PdfReader(io.BytesIO(pdf)).pages), "layout": layout,
             })
     finally:
         context.close()
@@ -499,7 +536,16 @@ def print_book(browser, base: str, lang: str, pages: list[str], out: Path) -> tu
     labels = [""] + [roman(k) for k in range(2, front_count + 1)]
     labels += [str(k) for k in range(1, body_count + 1)]
     numbers = print_html(browser, page_numbers_html(labels), prefer_css_page_size=True)
-    return merge(front, numbers, printed, lang, out), len(printed)
+    count = merge(front, numbers, printed, lang, out)
+    layout = {entry["docname"]: entry["layout"] for entry in printed}
+    layout_path(out).write_text(json.dumps(layout, ensure_ascii=False, indent=1) + "\n",
+                                encoding="utf-8")
+    return count, len(printed)
+
+
+def layout_path(pdf: Path) -> Path:
+    """Where the layout report of a printed PDF is kept: layout-<lang>.json beside it."""
+    return pdf.with_name("layout-" + pdf.stem.rsplit("-", 1)[1] + ".json")
 
 
 def build(site: Path = SITE, out: Path = OUT, langs=LANGS) -> dict[str, Path]:
