@@ -55,15 +55,9 @@ class DotProductAttention(nn.Module):
         self.attention_weights: Tensor | None = None
         self.need_weights = True
 
-    def forward(
-        self,
-        queries: Tensor,
-        keys: Tensor,
-        values: Tensor,
-        valid_lens: Tensor | None = None,
-        *,
-        need_weights: bool | None = None,
-    ) -> Tensor:
+    def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
+                valid_lens: Tensor | None = None, *,
+                need_weights: bool | None = None) -> Tensor:
         """queries (batch, n, d), keys (batch, m, d), values (batch, m, v)
         -> (batch, n, v)."""
         checks.check_qkv(queries, keys, values, same_size=True)
@@ -158,13 +152,8 @@ class AdditiveAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.attention_weights: Tensor | None = None
 
-    def forward(
-        self,
-        queries: Tensor,
-        keys: Tensor,
-        values: Tensor,
-        valid_lens: Tensor | None = None,
-    ) -> Tensor:
+    def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
+                valid_lens: Tensor | None = None) -> Tensor:
         """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, v)
         -> (batch, n, v)."""
         checks.check_qkv(queries, keys, values)

@@ -79,15 +79,9 @@ class MultiHeadAttention(nn.Module):
         # False: the fused fast path of chapter 4 (d2l.fast_attention)
         self.need_weights = True
 
-    def forward(
-        self,
-        queries: Tensor,
-        keys: Tensor,
-        values: Tensor,
-        valid_lens: Tensor | None = None,
-        *,
-        need_weights: bool | None = None,
-    ) -> Tensor:
+    def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
+                valid_lens: Tensor | None = None, *,
+                need_weights: bool | None = None) -> Tensor:
         """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, d_v)
         -> (batch, n, p_o).
 
