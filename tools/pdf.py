@@ -75,7 +75,7 @@ AUTHOR = {"ko": "d2lite 저자들", "en": "the d2lite authors"}
 PRINT_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
 CONTENTS = {"ko": "차례", "en": "Contents"}
 # A display equation wider than the column is set at most this much smaller (then it overflows,
-# which tests/test_print_layout.py reports).
+# which the layout report shows and tests/test_pdf.py fails on).
 MIN_MATH_SCALE = 0.6
 
 # The page's title in the chosen language, as the reader sees it (hidden spans left out).
@@ -412,7 +412,6 @@ SOFT_WRAPPED_CODE_JS = """() => Array.from(document.querySelectorAll("article pr
     return shown > lines.length && !oneToken;
   })
   .map((pre) => pre.textContent.split("\\n")[0].slice(0, 60))"""
-
 
 
 def prepare(page, lang: str) -> dict:
