@@ -98,9 +98,10 @@ def site_titles(site: Path) -> list[str]:
     return [by_doc[d] for d in book_pdf.toc_pages()]
 
 
-# The page number is printed 9 mm above the paper's edge, in the 18-mm margin (tools/pdf.py);
-# the text below this line is the page's foot, read apart from the body above it.
-FOOT_PT = 15 / 25.4 * 72
+# The page number sits in the bottom margin (tools/pdf.py); text below the line halfway between
+# the number's baseline and the margin's top is the page's foot, read apart from the body.
+FOOT_PT = (book_pdf.PAGE_NUMBER_MM + float(book_pdf.MARGIN["bottom"].removesuffix("mm"))) / 2
+FOOT_PT *= 72 / 25.4
 
 
 def page_text(reader, number: int) -> str:

@@ -64,6 +64,8 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 MARGIN = {"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
+# The page number is printed this high above the paper's edge, inside the bottom margin.
+PAGE_NUMBER_MM = 9
 TITLE = {
     "ko": ("어텐션과 트랜스포머", "순환 신경망에서 비전 트랜스포머까지, 실행되는 책"),
     "en": ("Attention and Transformers", "From recurrent networks to vision transformers, "
@@ -334,7 +336,7 @@ def page_numbers_html(labels: list[str]) -> str:
 body {{ margin: 0; font-family: "Noto Sans", "DejaVu Sans", sans-serif; }}
 .p {{ position: relative; height: 297mm; break-after: page; }}
 .p:last-child {{ break-after: auto; }}
-.p span {{ position: absolute; left: 0; right: 0; bottom: 9mm; text-align: center;
+.p span {{ position: absolute; left: 0; right: 0; bottom: {PAGE_NUMBER_MM}mm; text-align: center;
            font-size: 8pt; color: #555; }}
 </style></head><body>{pages}</body></html>"""
 
