@@ -132,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         if not source.is_file():
             raise SystemExit(f"no such chapter source: {args.chapter}")
     else:
-        (source,) = chapter_sources([args.chapter])
+        found = chapter_sources([args.chapter])
+        if len(found) != 1:
+            raise SystemExit(f"{args.chapter!r} names {len(found)} chapters: "
+                             f"{[p.stem for p in found]}; give the whole stem")
+        (source,) = found
     try:
         skip = sorted({int(s) for s in args.skip.split(",") if s.strip()})
     except ValueError:
