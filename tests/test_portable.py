@@ -34,3 +34,12 @@ def test_chapters_are_found_by_number_or_stem():
     assert [p.stem for p in portable.chapter_sources(["02"])] == ["02_bptt_lstm"]
     with pytest.raises(SystemExit, match="no chapter"):
         portable.chapter_sources(["99"])
+
+
+def test_a_run_gets_only_its_own_paths_kernel_settings(monkeypatch):
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX512")  # this shell's, not the run's
+    monkeypatch.delenv("D2LITE_SEED_OFFSET", raising=False)
+    env = portable.run_env("avx2")
+    assert env["MKL_ENABLE_INSTRUCTIONS"] == "AVX2" and env["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert "MKL_ENABLE_INSTRUCTIONS" not in portable.run_env("native")
+    assert env["D2LITE_FIG_LANG"] == "en" and "D2LITE_SEED_OFFSET" not in env

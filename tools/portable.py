@@ -99,13 +99,22 @@ def chapter_sources(names: list[str]) -> list[Path]:
     return chosen
 
 
-def run_one(source: Path, offset: int, simd: str) -> dict:
+def run_env(simd: str) -> dict[str, str]:
+    """This process's environment for a chapter run on the SIMD path ``simd``: only that path's
+    kernel variables, figures in English, one compute thread unless set, the repository
+    importable. The seed offset is the caller's to add."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MKL_", "ATEN_", "ONEDNN_"))}
-    env.update(portable_env(offset, simd))
+    env.update(SIMD_PATHS[simd])
     env.update({"D2LITE_FIG_LANG": "en",
                 "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
                 "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(":"),
                 "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    return env
+
+
+def run_one(source: Path, offset: int, simd: str) -> dict:
+    env = run_env(simd)
+    env.update(portable_env(offset, simd))
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", _RUN, str(source)], env=env, cwd=ROOT / "book",
                          capture_output=True, text=True)

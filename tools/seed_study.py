@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-from tools.portable import ROOT, SIMD_PATHS, chapter_sources
+from tools.portable import ROOT, SIMD_PATHS, chapter_sources, run_env
 
 _WORKER = r"""
 import contextlib, io, json, os, sys, time, traceback
@@ -143,11 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--skip takes cell numbers like 12,14, got {args.skip!r}") from None
     spec = {"source": str(source), "offsets": parse_offsets(args.offsets), "upto": args.upto,
             "skip": skip, "watch": args.watch, "verbose": args.verbose}
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MKL_", "ATEN_", "ONEDNN_"))}
-    env.update(SIMD_PATHS[args.simd])
-    env.update({"D2LITE_FIG_LANG": "en", "MPLBACKEND": "Agg",
-                "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
-                "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(":")})
+    env = run_env(args.simd)  # the worker sets D2LITE_SEED_OFFSET per offset
     results = []
     with subprocess.Popen([sys.executable, "-c", _WORKER, json.dumps(spec)], env=env,
                           cwd=ROOT / "book", stdout=subprocess.PIPE, text=True) as worker:
