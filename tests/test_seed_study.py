@@ -45,10 +45,13 @@ def test_a_chapter_runs_once_per_offset_with_that_offset(tmp_path, capsys):
     source.write_text(HEADER + "```{code-cell} ipython3\nimport d2lite as d2l\nprint('noise')\n"
                       "drawn = d2l.set_seed(0)\n```\n\n"
                       "```{code-cell} ipython3\nassert drawn % 2 == 0, drawn\n```\n")
-    code = seed_study.main([str(source), "--offsets", "4-7", "--watch", "drawn", "--upto", "9"])
+    code = seed_study.main([str(source), "--offsets", "4-7", "--watch", "drawn",
+                            "--upto", "9", "--watch", "drawn * 2"])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 1
     assert "cell 2: failed in 2 of 4 runs, offsets 5 7" in out
+    # a repeated --watch adds to the list rather than replacing it
     assert "drawn: min 4, median 5.5, max 7 (4 runs)" in out
+    assert "drawn * 2: min 8, median 11, max 14 (4 runs)" in out
     assert "AssertionError: 5" in out and "noise" not in out  # what cells print stays quiet
     assert seed_study.main([str(source), "--offsets", "4", "--skip", "2"]) == 0

@@ -119,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("chapter", help="chapter number or file stem (e.g. 02), or a .md path")
     parser.add_argument("--offsets", required=True, help="e.g. 300-399 or 0-3,10")
     parser.add_argument("--simd", choices=sorted(SIMD_PATHS), default="native")
-    parser.add_argument("--watch", nargs="*", default=[],
-                        help="expressions evaluated after the last cell, e.g. 'bleu_score'")
+    parser.add_argument("--watch", nargs="+", action="extend", default=[],
+                        help="expressions evaluated after the last cell, e.g. 'bleu_score';"
+                        " repeat the flag or list several")
     parser.add_argument("--upto", type=int, default=10**6, help="stop after this code cell")
     parser.add_argument("--skip", default="", help="code cells to leave out, e.g. 12,14")
     parser.add_argument("--verbose", action="store_true", help="show what the cells print")
