@@ -587,3 +587,16 @@ def test_notation_checker_wants_rows():
     # an outer product of a row vector with itself is row notation too
     assert not notation_problems(r"$\mathrm{diag}(\mathbf{p}) - \mathbf{p}^\top\mathbf{p}$")
     assert not notation_problems(r"$\mathbf{q}\mathbf{W}_q\mathbf{W}_k^\top\mathbf{k}^\top$")
+
+
+def test_bench_table_names_the_cpu_it_was_measured_on(tmp_path, monkeypatch):
+    from tools import bench
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2445.406\n"
+                    "processor\t: 1\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 3100.000\n")
+    assert bench.cpu_name(info) == "AMD EPYC at 2.45 GHz"  # the first core's fields
+    info.write_text("model name\t: Neoverse-N1\n")
+    assert bench.cpu_name(info) == "Neoverse-N1"
+    monkeypatch.setattr(bench.platform, "processor", lambda: "")
+    assert bench.cpu_name(tmp_path / "missing") == "unknown CPU"

@@ -50,6 +50,25 @@ def run_chapter(source: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def cpu_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The processor's model name and clock as the OS reports them (Linux's /proc/cpuinfo),
+    else ``platform.processor()``: two machines of one kind can differ 1.5-fold in speed, so a
+    timing table says which CPU it was measured on."""
+    fields: dict[str, str] = {}
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    name = fields.get("model name") or platform.processor() or "unknown CPU"
+    mhz = fields.get("cpu MHz", "")
+    try:
+        return f"{name} at {float(mhz) / 1000:.2f} GHz"
+    except ValueError:
+        return name
+
+
 def device_name() -> str:
     import torch
 
@@ -85,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{source.stem:28s} {result['wall_s']:7.1f} s {result['peak_mib']:8.0f} MiB")
     total = time.perf_counter() - total_start
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {device}.",
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} ({cpu_name()}), {device}.",
         "",
         "| chapter | wall (s) | peak memory (MiB) | device | within 60 s |",
         "| --- | ---: | ---: | --- | --- |",
