@@ -111,11 +111,20 @@ def set_seed(seed: int = 0) -> int:
     """Seed Python, NumPy and PyTorch so that runs repeat exactly; return the seed used.
 
     The seed used is ``seed + seed_offset()``: 0 unless ``D2LITE_SEED_OFFSET`` is set.
+
+    On a GPU it also keeps float32 at full precision: since Ampere, cuDNN computes convolutions
+    and RNNs (and cuBLAS, where allowed, matrix products) in TF32, whose 10-bit mantissa moves a
+    result by about 1e-3, so a chapter's tolerance would mean one thing on a CPU and another on
+    a GPU. And it asks cuBLAS for its deterministic workspace (``CUBLAS_WORKSPACE_CONFIG``,
+    unless already set), without which deterministic algorithms warn at every matrix product.
     """
     used = _seed(seed)
     random.seed(used)
     np.random.seed(used % 2**32)
     torch.manual_seed(used)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     torch.use_deterministic_algorithms(True, warn_only=True)
     return used
 

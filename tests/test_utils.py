@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -50,6 +51,23 @@ def test_set_seed_repeats_torch_numpy_and_python():
     assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2]
     d2l.set_seed(8)
     assert not torch.equal(torch.rand(3), a[0])
+
+
+def test_set_seed_keeps_float32_at_full_precision_on_a_gpu(monkeypatch):
+    # TF32 (cuDNN's default since Ampere) would move GPU results by about 1e-3
+    before = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    try:
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True
+        d2l.set_seed(0)
+        assert not torch.backends.cudnn.allow_tf32
+        assert not torch.backends.cuda.matmul.allow_tf32
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")  # a reader's own choice stays
+    d2l.set_seed(0)
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
