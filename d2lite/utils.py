@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -125,8 +126,27 @@ def set_seed(seed: int = 0) -> int:
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    _use_deterministic_algorithms()
     return used
+
+
+def _use_deterministic_algorithms() -> None:
+    """``torch.use_deterministic_algorithms(True, warn_only=True)`` without its import cost.
+
+    Since PyTorch 2.x the public function also sets the compiler's (TorchInductor's) flag, and
+    importing the compiler to do so takes 1.5-2 s, once per process: two seconds of every
+    chapter on a 2-core CPU, for a compiler no chapter uses. So set the flag ATen reads, and the
+    compiler's only when it is loaded already; fall back to the public function where the
+    private setter is missing.
+    """
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        return
+    setter(True, warn_only=True)
+    inductor_config = sys.modules.get("torch._inductor.config")
+    if inductor_config is not None:
+        inductor_config.deterministic = True
 
 
 def generator(seed: int = 0, device: str | torch.device = "cpu") -> torch.Generator:

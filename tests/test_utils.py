@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -68,6 +69,33 @@ def test_set_seed_keeps_float32_at_full_precision_on_a_gpu(monkeypatch):
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")  # a reader's own choice stays
     d2l.set_seed(0)
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+
+
+def test_set_seed_turns_on_deterministic_algorithms_without_loading_the_compiler():
+    # a fresh process: torch.use_deterministic_algorithms would import TorchInductor (~2 s)
+    code = (
+        "import sys, torch, d2lite as d2l\n"
+        "assert not torch.are_deterministic_algorithms_enabled()\n"
+        "d2l.set_seed(0)\n"
+        "assert torch.are_deterministic_algorithms_enabled()\n"
+        "assert torch.is_deterministic_algorithms_warn_only_enabled()\n"
+        "print('torch._inductor' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_set_seed_keeps_the_compilers_flag_in_step_when_it_is_loaded():
+    import torch._inductor.config as inductor_config
+
+    before = inductor_config.deterministic
+    try:
+        inductor_config.deterministic = False
+        d2l.set_seed(0)
+        assert inductor_config.deterministic is True
+    finally:
+        inductor_config.deterministic = before
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
