@@ -40,7 +40,10 @@ $(STAMP): requirements.txt pyproject.toml
 browser:
 	CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh
 
+# Chapters whose outputs are not cached yet run first, $(JOBS) at a time (tools/execute.py: every
+# chapter computes on one thread, and Jupyter Book would run them one after another).
 book: install
+	$(PY) -m tools.execute --jobs $(JOBS)
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
 # The whole book as a PDF per language, printed by headless Chromium from the built website:

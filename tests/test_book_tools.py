@@ -600,3 +600,60 @@ def test_bench_table_names_the_cpu_it_was_measured_on(tmp_path, monkeypatch):
     assert bench.cpu_name(info) == "Neoverse-N1"
     monkeypatch.setattr(bench.platform, "processor", lambda: "")
     assert bench.cpu_name(tmp_path / "missing") == "unknown CPU"
+
+
+_TINY = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page
+
+```{code-cell} ipython3
+print(6 * 7)
+```
+"""
+
+
+def test_execute_caches_a_stale_chapter_and_leaves_a_failing_one_out(tmp_path):
+    from jupyter_cache import get_cache
+
+    from tools import execute
+
+    good, bad = tmp_path / "01_good.md", tmp_path / "02_bad.md"
+    good.write_text(_TINY, encoding="utf-8")
+    bad.write_text(_TINY.replace("print(6 * 7)", "raise ValueError('not this one')"),
+                   encoding="utf-8")
+    cache = tmp_path / "cache"
+    assert execute.stale([good, bad], cache) == [good, bad]
+    passed, seconds, error = execute.execute(good, cache)
+    assert passed, error
+    assert execute.stale([good, bad], cache) == [bad]
+    record = get_cache(str(cache)).match_cache_notebook(jupytext.read(good))
+    cell = get_cache(str(cache)).get_cache_bundle(record.pk).nb.cells[-1]
+    assert cell.outputs[0]["text"] == "42\n"
+    passed, _, error = execute.execute(bad, cache)
+    assert not passed and "not this one" in error
+    assert execute.stale([good, bad], cache) == [bad]
+    # an edited code cell makes the chapter stale again
+    good.write_text(_TINY.replace("6 * 7", "6 * 8"), encoding="utf-8")
+    assert execute.stale([good], cache) == [good]
+
+
+def test_execute_runs_the_longest_chapters_first(tmp_path):
+    from tools import execute
+
+    bench = tmp_path / "latest.json"
+    bench.write_text('{"rows": [{"chapter": "01_a", "wall_s": 5.0}, '
+                     '{"chapter": "02_b", "wall_s": 50.0}]}', encoding="utf-8")
+    sources = [Path("book/01_a.md"), Path("book/02_b.md"), Path("book/03_new.md")]
+    assert [s.stem for s in execute.longest_first(sources, bench)] == ["03_new", "02_b", "01_a"]
+    # without a benchmark: the given order
+    assert execute.longest_first(sources, tmp_path / "none.json") == sources

@@ -1,0 +1,128 @@
+"""Execute the chapters whose cached outputs are missing or stale, two at a time.
+
+``make book`` runs this before ``jupyter-book build``: Jupyter Book executes the notebooks it
+finds stale one after another, and every chapter computes on one thread (each sets
+``torch.set_num_threads(1)``), so on a 2-core machine half of the CPU would sit idle through a
+fresh clone's first build. Here each stale chapter runs in a kernel of its own, ``--jobs`` at a
+time, the longest first (by the last ``make bench``), and its outputs go into the build's
+execution cache (``_build/.jupyter_cache``) under the same key Jupyter Book looks up, so the
+build then only renders. A chapter that fails is left out of the cache and reported; the build
+executes it again and shows the error in its own report.
+
+    python -m tools.execute            # stale chapters, 2 at a time
+    python -m tools.execute --jobs 1 02 05
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "_build" / ".jupyter_cache"
+TIMEOUT_S = 300  # _config.yml's execute.timeout, per cell
+
+_RUNNER = r"""
+import json, sys
+import jupytext
+from filelock import FileLock
+from jupyter_cache import get_cache
+from jupyter_cache.base import CacheBundleIn
+from nbclient import NotebookClient
+source, cache, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ran = jupytext.read(source)
+NotebookClient(ran, timeout=timeout, kernel_name="python3",
+               resources={"metadata": {"path": str(__import__("pathlib").Path(source).parent)}}
+               ).execute()
+# the outputs go into the source as read: execution rewrites the notebook's kernelspec, which
+# is part of the key the build looks up
+nb = jupytext.read(source)
+for cell, done in zip(nb.cells, ran.cells):
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = done.outputs, done.execution_count
+with FileLock(cache + ".lock"):
+    get_cache(cache).cache_notebook_bundle(CacheBundleIn(nb, source), check_validity=False,
+                                           overwrite=True)
+"""
+
+
+def stale(sources: list[Path], cache_dir: Path = CACHE) -> list[Path]:
+    """The sources whose code has no executed notebook in the cache."""
+    import jupytext
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(cache_dir))
+    missing = []
+    for source in sources:
+        try:
+            cache.match_cache_notebook(jupytext.read(source))
+        except KeyError:
+            missing.append(source)
+    return missing
+
+
+def longest_first(sources: list[Path], bench: Path = ROOT / "benchmarks" / "latest.json"):
+    """Sources ordered by their last benchmarked wall time, longest first (unknown: first,
+    in their order, since a chapter nobody has timed may be long)."""
+    try:
+        seconds = {r["chapter"]: r["wall_s"] for r in json.loads(bench.read_text())["rows"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        seconds = {}
+    return sorted(sources, key=lambda s: -seconds.get(s.stem, float("inf")))
+
+
+def execute(
+    source: Path, cache_dir: Path = CACHE, timeout: int = TIMEOUT_S
+) -> tuple[bool, float, str]:
+    """Run one notebook in a fresh kernel and cache it: (passed, seconds, error tail)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")  # one core per chapter, as in make test
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, str(source), str(cache_dir), str(timeout)],
+        capture_output=True, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    return proc.returncode == 0, time.perf_counter() - start, proc.stderr[-2000:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tools.portable import chapter_sources
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", help="chapter numbers or stems (default: all)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    todo = longest_first(stale(chapter_sources(args.chapters), args.cache))
+    if not todo:
+        print("tools.execute: every chapter's outputs are cached")
+        return 0
+    print(f"tools.execute: {len(todo)} chapter(s) to execute, {args.jobs} at a time", flush=True)
+    start = time.perf_counter()
+    failed = []
+
+    def run(source: Path) -> None:
+        passed, seconds, error = execute(source, args.cache)
+        print(f"  {source.stem}: {'ok' if passed else 'FAILED'} in {seconds:.1f} s", flush=True)
+        if not passed:
+            failed.append(source.stem)
+            print(error, file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(run, todo))
+    print(f"tools.execute: {time.perf_counter() - start:.1f} s in all"
+          + (f"; failed (the build runs them again): {', '.join(failed)}" if failed else ""))
+    return 0  # the build that follows reports a failing chapter in full
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
