@@ -80,7 +80,7 @@ def device_name() -> str:
     device = try_gpu()
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"cpu ({os.cpu_count()} cores, torch threads {torch.get_num_threads()})"
+    return f"cpu ({os.cpu_count()} cores, one thread a chapter)"
 
 
 def main(argv: list[str] | None = None) -> int:
