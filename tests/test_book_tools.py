@@ -447,10 +447,13 @@ def test_every_chapter_links_its_first_glossary_terms(glossary):
         assert linked <= anchors, f"{path.name}: {sorted(linked - anchors)}"
 
 
-LINK_PAGE = (
+MYST_HEADER = (
     "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
     "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
-    "# 제목 · Title\n\n"
+)
+LINK_PAGE = (
+    MYST_HEADER
+    + "# 제목 · Title\n\n"
     '+++ {"lang": "ko"}\n\n`hidden state`와 $h$를 봅니다. 키우는 법은 없습니다.\n\n'
     '+++ {"lang": "en"}\n\nWe look at `hidden state` and $h$.\n\n'
     '+++ {"lang": "ko"}\n\n은닉 상태(hidden state)는 셀프 어텐션의 키와 다릅니다. '
@@ -602,24 +605,7 @@ def test_bench_table_names_the_cpu_it_was_measured_on(tmp_path, monkeypatch):
     assert bench.cpu_name(tmp_path / "missing") == "unknown CPU"
 
 
-_TINY = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# A page
-
-```{code-cell} ipython3
-print(6 * 7)
-```
-"""
+_TINY = MYST_HEADER + "# A page\n\n```{code-cell} ipython3\nprint(6 * 7)\n```\n"
 
 
 def test_execute_caches_a_stale_chapter_and_leaves_a_failing_one_out(tmp_path):
