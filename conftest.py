@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent
 
@@ -60,9 +59,9 @@ SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_cola
 
 def chapter_seconds(bench: Path | None = None) -> dict[str, float]:
     """Each chapter's wall time in the last benchmark table ({} when there is none)."""
-    bench = bench or BENCH
-    text = bench.read_text(encoding="utf-8") if bench.is_file() else ""
-    return {m[1]: float(m[2]) for m in re.finditer(r"^\| (\d\d_\w+) \| ([\d.]+) \|", text, re.M)}
+    from tools.execute import chapter_seconds
+
+    return chapter_seconds(bench or BENCH)
 
 
 def estimate(nodeid: str, seconds: dict[str, float]) -> float:
@@ -148,27 +147,14 @@ def pytest_runtest_teardown(item, nextitem):
 
 def _cache_chapter(ipynb: Path) -> None:
     """Store the outputs nbval saw for one chapter as the executed form of its ``.md`` source."""
-    import jupytext
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
+    from tools.execute import store
 
     key = str(ipynb)
     outputs = _cell_outputs.pop(key, {})
     source = ROOT / "book" / f"{ipynb.stem}.md"  # _build/nbval/NN_slug.ipynb ← book/NN_slug.md
     if key in _failed or not source.exists():
         return
-    nb = jupytext.read(source)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    if sorted(outputs) != list(range(len(code) + 1)):  # cell 0 is the Colab set-up cell
+    # cell 0 is the Colab set-up cell; every other cell must have passed
+    if sorted(outputs) != list(range(len(outputs))):
         return
-    for count, cell in enumerate(code, start=1):
-        cell.execution_count = count
-        cell.outputs = outputs[count]
-        for out in cell.outputs:
-            if out.get("output_type") == "execute_result":
-                out["execution_count"] = count
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(CACHE.parent / ".jupyter_cache.lock")):
-        get_cache(str(CACHE)).cache_notebook_bundle(
-            CacheBundleIn(nb, str(source)), check_validity=False, overwrite=True
-        )
+    store(source, [outputs[n] for n in range(1, len(outputs))], CACHE)

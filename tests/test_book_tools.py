@@ -636,10 +636,10 @@ def test_execute_caches_a_stale_chapter_and_leaves_a_failing_one_out(tmp_path):
 def test_execute_runs_the_longest_chapters_first(tmp_path):
     from tools import execute
 
-    bench = tmp_path / "latest.json"
-    bench.write_text('{"rows": [{"chapter": "01_a", "wall_s": 5.0}, '
-                     '{"chapter": "02_b", "wall_s": 50.0}]}', encoding="utf-8")
+    bench = tmp_path / "latest.md"  # tools.bench's table, as conftest.py's schedule reads it
+    bench.write_text("| chapter | wall (s) |\n| --- | ---: |\n| 01_a | 5.0 |\n| 02_b | 50.0 |\n",
+                     encoding="utf-8")
     sources = [Path("book/01_a.md"), Path("book/02_b.md"), Path("book/03_new.md")]
     assert [s.stem for s in execute.longest_first(sources, bench)] == ["03_new", "02_b", "01_a"]
     # without a benchmark: the given order
-    assert execute.longest_first(sources, tmp_path / "none.json") == sources
+    assert execute.longest_first(sources, tmp_path / "none.md") == sources

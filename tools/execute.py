@@ -16,8 +16,8 @@ executes it again and shows the error in its own report.
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,30 +26,56 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "_build" / ".jupyter_cache"
+BENCH = ROOT / "benchmarks" / "latest.md"  # tools.bench's table
 TIMEOUT_S = 300  # _config.yml's execute.timeout, per cell
 
 _RUNNER = r"""
-import json, sys
+import sys
+from pathlib import Path
 import jupytext
-from filelock import FileLock
-from jupyter_cache import get_cache
-from jupyter_cache.base import CacheBundleIn
 from nbclient import NotebookClient
-source, cache, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
+from tools.execute import store
+source, cache, timeout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 ran = jupytext.read(source)
 NotebookClient(ran, timeout=timeout, kernel_name="python3",
-               resources={"metadata": {"path": str(__import__("pathlib").Path(source).parent)}}
-               ).execute()
-# the outputs go into the source as read: execution rewrites the notebook's kernelspec, which
-# is part of the key the build looks up
-nb = jupytext.read(source)
-for cell, done in zip(nb.cells, ran.cells):
-    if cell.cell_type == "code":
-        cell.outputs, cell.execution_count = done.outputs, done.execution_count
-with FileLock(cache + ".lock"):
-    get_cache(cache).cache_notebook_bundle(CacheBundleIn(nb, source), check_validity=False,
-                                           overwrite=True)
+               resources={"metadata": {"path": str(source.parent)}}).execute()
+if not store(source, [c.outputs for c in ran.cells if c.cell_type == "code"], cache):
+    raise SystemExit(f"{source.name}: the outputs do not match its code cells")
 """
+
+
+def store(source: Path, outputs: list[list], cache_dir: Path = CACHE) -> bool:
+    """Cache a chapter's outputs (one list per code cell, in order) as the executed form of its
+    source, under the key the build looks up: the source as read, numbered 1, 2, ... (an
+    executed notebook's own kernelspec, which execution rewrites, is part of that key). Stores
+    nothing and returns False when the outputs are not one list per code cell."""
+    import jupytext
+    from filelock import FileLock
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    nb = jupytext.read(source)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if len(outputs) != len(code):
+        return False
+    for count, (cell, cell_outputs) in enumerate(zip(code, outputs), start=1):
+        cell.execution_count = count
+        cell.outputs = cell_outputs
+        for out in cell.outputs:
+            if out.get("output_type") == "execute_result":
+                out["execution_count"] = count
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache_dir.parent / f"{cache_dir.name}.lock")):
+        get_cache(str(cache_dir)).cache_notebook_bundle(
+            CacheBundleIn(nb, str(source)), check_validity=False, overwrite=True
+        )
+    return True
+
+
+def chapter_seconds(bench: Path = BENCH) -> dict[str, float]:
+    """Each chapter's wall time in the last benchmark table ({} when there is none)."""
+    text = bench.read_text(encoding="utf-8") if bench.is_file() else ""
+    return {m[1]: float(m[2]) for m in re.finditer(r"^\| (\d\d_\w+) \| ([\d.]+) \|", text, re.M)}
 
 
 def stale(sources: list[Path], cache_dir: Path = CACHE) -> list[Path]:
@@ -67,13 +93,10 @@ def stale(sources: list[Path], cache_dir: Path = CACHE) -> list[Path]:
     return missing
 
 
-def longest_first(sources: list[Path], bench: Path = ROOT / "benchmarks" / "latest.json"):
+def longest_first(sources: list[Path], bench: Path = BENCH) -> list[Path]:
     """Sources ordered by their last benchmarked wall time, longest first (unknown: first,
     in their order, since a chapter nobody has timed may be long)."""
-    try:
-        seconds = {r["chapter"]: r["wall_s"] for r in json.loads(bench.read_text())["rows"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        seconds = {}
+    seconds = chapter_seconds(bench)
     return sorted(sources, key=lambda s: -seconds.get(s.stem, float("inf")))
 
 
@@ -81,7 +104,6 @@ def execute(
     source: Path, cache_dir: Path = CACHE, timeout: int = TIMEOUT_S
 ) -> tuple[bool, float, str]:
     """Run one notebook in a fresh kernel and cache it: (passed, seconds, error tail)."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")  # one core per chapter, as in make test
     start = time.perf_counter()
