@@ -55,11 +55,18 @@ class DotProductAttention(nn.Module):
         self.attention_weights: Tensor | None = None
         self.need_weights = True
 
+    def project_keys(self, keys: Tensor) -> Tensor:
+        """The keys as the scores use them: the dot product takes them as they are
+        (AdditiveAttention.project_keys multiplies them by W_k)."""
+        return keys
+
     def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
                 valid_lens: Tensor | None = None, *,
-                need_weights: bool | None = None) -> Tensor:
+                need_weights: bool | None = None,
+                keys_projected: bool = False) -> Tensor:
         """queries (batch, n, d), keys (batch, m, d), values (batch, m, v)
-        -> (batch, n, v)."""
+        -> (batch, n, v). keys_projected changes nothing here (there is no
+        projection to skip); it lets the two attentions be called alike."""
         checks.check_qkv(queries, keys, values, same_size=True)
         if not (self.need_weights if need_weights is None else need_weights):
             # the fast path of the section on fused kernels
@@ -152,14 +159,24 @@ class AdditiveAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.attention_weights: Tensor | None = None
 
+    def project_keys(self, keys: Tensor) -> Tensor:
+        """keys (batch, m, d_k) -> W_k keys (batch, m, d_h). A key's projection does not
+        depend on the query: whoever asks with one query at a time projects the keys
+        once and passes keys_projected=True."""
+        checks.check_in_features(self.W_k, keys, "keys")
+        return self.W_k(keys)
+
     def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
-                valid_lens: Tensor | None = None) -> Tensor:
+                valid_lens: Tensor | None = None, *,
+                keys_projected: bool = False) -> Tensor:
         """queries (batch, n, d_q), keys (batch, m, d_k), values (batch, m, v)
-        -> (batch, n, v)."""
+        -> (batch, n, v); with keys_projected=True, keys are project_keys(keys)."""
         checks.check_qkv(queries, keys, values)
         checks.check_in_features(self.W_q, queries, "queries")
-        checks.check_in_features(self.W_k, keys, "keys")
-        q, k = self.W_q(queries), self.W_k(keys)  # (batch, n, d_h), (batch, m, d_h)
+        if keys_projected:
+            checks.check_in_features(self.w_v, keys, "projected keys")
+        q = self.W_q(queries)  # (batch, n, d_h)
+        k = keys if keys_projected else self.project_keys(keys)  # (batch, m, d_h)
         # Every query meets every key: broadcast to (batch, n, m, d_h).
         features = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))
         scores = self.w_v(features).squeeze(-1)  # (batch, n, m)

@@ -55,13 +55,15 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
         src_lens = ("enc_valid_lens", enc_valid_lens, 1, enc_outputs.shape[1])
         with checks.door(tokens=[("X", X, self.vocab_size)], lens=[src_lens]):
             embs = self.embedding(X)  # (batch, steps, embed_size)
+            # h_t W_k does not depend on the step t': projected once per sentence.
+            keys = self.attention.project_keys(enc_outputs)
             outputs, weights = [], []
             for t in range(X.shape[1]):
                 # The query is the previous state s_{t'-1} of the top layer (batch, 1,
                 # hiddens).
                 query = hidden_state[-1].unsqueeze(1)
                 context = self.attention(
-                    query, enc_outputs, enc_outputs, enc_valid_lens
+                    query, keys, enc_outputs, enc_valid_lens, keys_projected=True
                 )
                 step_input = torch.cat((context, embs[:, t : t + 1]), dim=-1)
                 output, hidden_state = self.rnn(step_input, hidden_state)

@@ -156,6 +156,34 @@ def test_additive_gradcheck():
     assert torch.autograd.gradcheck(lambda a, b, c: attention(a, b, c, lens), (q, k, v))
 
 
+def test_additive_keys_projected_once_give_the_same_output_and_gradients():
+    torch.manual_seed(0)
+    attention = d2l.AdditiveAttention(num_hiddens=4, query_size=3, key_size=2).double()
+    q = torch.randn(2, 1, 3, dtype=torch.float64)
+    k = torch.randn(2, 5, 2, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(2, 5, 3, dtype=torch.float64)
+    lens = torch.tensor([3, 5])
+    out = attention(q, k, v, lens)
+    (grad_k,) = torch.autograd.grad(out.sum(), k)
+    keys = attention.project_keys(k)
+    assert keys.shape == (2, 5, 4)
+    once = attention(q, keys, v, lens, keys_projected=True)
+    (grad_once,) = torch.autograd.grad(once.sum(), k)
+    torch.testing.assert_close(once, out)
+    torch.testing.assert_close(grad_once, grad_k)
+    # projected keys must be num_hiddens wide; raw keys passed as projected are not
+    with pytest.raises(ValueError, match=r"projected keys must have 4 features"):
+        attention(q, k, v, lens, keys_projected=True)
+
+
+def test_dot_product_takes_keys_as_they_are():
+    attention = d2l.DotProductAttention()
+    q, k, v = torch.randn(2, 1, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+    assert attention.project_keys(k) is k
+    torch.testing.assert_close(attention(q, attention.project_keys(k), v, keys_projected=True),
+                               attention(q, k, v))
+
+
 @pytest.mark.parametrize("make", [d2l.DotProductAttention, lambda: d2l.AdditiveAttention(4)])
 def test_bad_inputs_name_the_shapes(make):
     attention = make()
