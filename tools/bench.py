@@ -6,8 +6,11 @@ table that the README quotes) and ``benchmarks/latest.json``, then runs
 beside PyTorch's kernels) and ``tools.bench_lm`` (``benchmarks/lm.md``: training throughput of
 d2l.GPT beside the same model from PyTorch's layers). ``--attention-only`` and
 ``--chapters-only`` run one half.
-Budgets: each chapter ≤ 60 s on a 2-core CPU, the whole book ≤ 5 min. This measures; it is not
-a test and never fails on time.
+Budgets: each chapter ≤ 60 s on a 2-core CPU, the whole book ≤ 5 min. A reader runs one
+chapter at a time (Colab's free machine has two cores), so the chapter column times every
+chapter alone; the whole book is then timed as ``make book`` and ``make test`` run it,
+``--jobs`` chapters at a time, and that pass's times of each chapter beside another are shown too.
+This measures; it is not a test and never fails on time.
 """
 
 from __future__ import annotations
@@ -105,46 +108,53 @@ def main(argv: list[str] | None = None) -> int:
     sources = [s for s in chapter_sources() if not args.chapters or s.stem in args.chapters]
     device = device_name()
     env = dict(os.environ)
-    if args.jobs > 1:
-        env.setdefault("OMP_NUM_THREADS", "1")  # one core per chapter
-    results: dict[str, dict] = {}
+    env.setdefault("OMP_NUM_THREADS", "1")  # one core per chapter, as the chapters set it
 
-    def run(source: Path) -> None:
-        result = run_chapter(source, env)
-        results[source.stem] = result
-        print(f"{source.stem:28s} {result['wall_s']:7.1f} s {result['peak_mib']:8.0f} MiB",
-              flush=True)
+    def run_all(jobs: int) -> tuple[dict[str, dict], float]:
+        """Every chapter, jobs at a time (the longest first, as tools.execute): the results
+        by chapter and the wall time of the whole pass."""
+        results: dict[str, dict] = {}
 
-    total_start = time.perf_counter()
-    with ThreadPoolExecutor(args.jobs) as pool:  # the longest first, as tools.execute
-        list(pool.map(run, longest_first(sources)))
-    total = time.perf_counter() - total_start
-    rows = [{"chapter": s.stem, **results[s.stem], "device": device} for s in sources]
-    one_by_one = sum(r["wall_s"] for r in rows)
+        def run(source: Path) -> None:
+            result = run_chapter(source, env)
+            results[source.stem] = result
+            print(f"{source.stem:28s} {result['wall_s']:7.1f} s {result['peak_mib']:8.0f} MiB"
+                  f" ({jobs} at a time)", flush=True)
+
+        start = time.perf_counter()
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(run, longest_first(sources)))
+        return results, time.perf_counter() - start
+
+    alone, one_by_one = run_all(1)
+    beside, total = run_all(args.jobs) if args.jobs > 1 else (alone, one_by_one)
+    rows = [{"chapter": s.stem, **alone[s.stem], "beside_s": beside[s.stem]["wall_s"],
+             "device": device} for s in sources]
     at_a_time = ("one at a time" if args.jobs == 1 else
                  f"{args.jobs} at a time, the longest first, each in its own kernel (as make "
                  f"book and make test run them)")
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} ({cpu_name()}), {device}; "
-        f"chapters {at_a_time}.",
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} ({cpu_name()}), {device}. "
+        f"Each chapter alone (as a reader runs one), then the whole book {at_a_time}.",
         "",
-        "| chapter | wall (s) | peak memory (MiB) | device | within 60 s |",
-        "| --- | ---: | ---: | --- | --- |",
+        "| chapter | alone (s) | beside another (s) | peak memory (MiB) | device | "
+        "within 60 s |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
     ]
     for r in rows:
         ok = "yes" if r["wall_s"] <= CHAPTER_BUDGET_S else "**no**"
-        lines.append(
-            f"| {r['chapter']} | {r['wall_s']:.1f} | {r['peak_mib']:.0f} | {r['device']} | {ok} |"
-        )
+        lines.append(f"| {r['chapter']} | {r['wall_s']:.1f} | {r['beside_s']:.1f} | "
+                     f"{r['peak_mib']:.0f} | {r['device']} | {ok} |")
     within = "yes" if total <= BOOK_BUDGET_S else "**no**"
-    lines.append(f"| **whole book** | {total:.1f} | | | within 5 min: {within} |")
-    if args.jobs > 1:
-        lines += ["", f"The chapters' times add up to {one_by_one:.1f} s: the book one chapter "
-                      f"after another."]
+    lines.append(f"| **whole book** | {one_by_one:.1f} | {total:.1f} | | | "
+                 f"within 5 min: {within} |")
+    lines += ["", f"The whole book took {one_by_one:.1f} s one chapter after another and "
+                  f"{total:.1f} s {args.jobs} at a time; the 5-minute budget is the latter, "
+                  f"how make book runs it."]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    summary = {"total_s": total, "sum_s": one_by_one, "jobs": args.jobs, "rows": rows}
+    summary = {"total_s": total, "one_by_one_s": one_by_one, "jobs": args.jobs, "rows": rows}
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     print("\n".join(lines))
     if not args.chapters_only:
