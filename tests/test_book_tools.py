@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -603,6 +604,36 @@ def test_bench_table_names_the_cpu_it_was_measured_on(tmp_path, monkeypatch):
     assert bench.cpu_name(info) == "Neoverse-N1"
     monkeypatch.setattr(bench.platform, "processor", lambda: "")
     assert bench.cpu_name(tmp_path / "missing") == "unknown CPU"
+
+
+def test_bench_times_each_chapter_alone_and_the_book_two_at_a_time(tmp_path, monkeypatch):
+    from tools import bench, execute
+
+    sources = [Path("book/01_a.md"), Path("book/02_b.md")]
+    calls = []
+
+    def fake_run(source, env):
+        calls.append(source.stem)
+        alone = calls.count(source.stem) == 1
+        return {"wall_s": {"01_a": 5.0, "02_b": 50.0}[source.stem] * (1 if alone else 1.2),
+                "peak_mib": 100.0}
+
+    monkeypatch.setattr("tools.book.chapter_sources", lambda: sources)
+    monkeypatch.setattr(bench, "run_chapter", fake_run)
+    monkeypatch.setattr(bench, "longest_first", lambda s: s)
+    monkeypatch.setattr(bench, "device_name", lambda: "cpu")
+    out = tmp_path / "latest"
+    assert bench.main(["--chapters-only", "--out", str(out)]) == 0
+    assert sorted(calls) == ["01_a", "01_a", "02_b", "02_b"]  # alone, then two at a time
+    table = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| 02_b | 50.0 | 60.0 | 100 | cpu | yes |" in table
+    # the schedule of make book and make test reads the first column: each chapter alone
+    assert execute.chapter_seconds(out.with_suffix(".md")) == {"01_a": 5.0, "02_b": 50.0}
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["jobs"] == 2 and [r["beside_s"] for r in summary["rows"]] == [6.0, 60.0]
+    calls.clear()
+    assert bench.main(["--chapters-only", "--jobs", "1", "--out", str(out)]) == 0
+    assert sorted(calls) == ["01_a", "02_b"]  # one pass is both
 
 
 _TINY = MYST_HEADER + "# A page\n\n```{code-cell} ipython3\nprint(6 * 7)\n```\n"
