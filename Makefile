@@ -4,7 +4,8 @@
 #                 ruff, the website build with warnings as errors and the browser tests
 #   make browser - find or install Chromium and a Korean font for the browser tests
 #   make pdf    - print the built website into one PDF per language (_build/pdf, _build/html/pdf)
-#   make bench  - execute each chapter once and write the timing table (benchmarks/latest.md)
+#   make bench  - execute each chapter alone, then the book two at a time; write the timing table
+#                 (benchmarks/latest.md)
 
 PYTHON ?= python3
 VENV   ?= .venv

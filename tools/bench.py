@@ -1,4 +1,5 @@
-"""Benchmark: execute each chapter once and record wall time, peak memory and device.
+"""Benchmark: execute each chapter alone, then the whole book two at a time; record wall time,
+peak memory and device.
 
 ``python -m tools.bench`` (or ``make bench``) writes ``benchmarks/latest.md`` (a Markdown
 table that the README quotes) and ``benchmarks/latest.json``, then runs
