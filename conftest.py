@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tools.execute import BENCH, CACHE, store
+from tools.execute import chapter_seconds as _table_seconds
+
 ROOT = Path(__file__).resolve().parent
 
-
-CACHE = ROOT / "_build" / ".jupyter_cache"
 _cell_outputs: dict[str, dict[int, list]] = {}
 _failed: set[str] = set()
 
@@ -51,17 +52,15 @@ def check_nbval_item(item) -> None:
 # by the last `make bench` (benchmarks/latest.md) for chapters and by SECONDS for the slowest
 # website modules (tests/test_pdf.py prints and reads the PDFs). Units of unknown length keep
 # their order, after these.
-BENCH = ROOT / "benchmarks" / "latest.md"
 SECONDS = {"tests/test_pdf.py": 150.0, "tests/test_site.py": 130.0,
            "tests/test_print_layout.py": 45.0}
 SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_colab\[")
 
 
 def chapter_seconds(bench: Path | None = None) -> dict[str, float]:
-    """Each chapter's wall time in the last benchmark table ({} when there is none)."""
-    from tools.execute import chapter_seconds
-
-    return chapter_seconds(bench or BENCH)
+    """Each chapter's wall time in the last benchmark table ({} when there is none): BENCH, which
+    a test may point elsewhere, unless given."""
+    return _table_seconds(bench or BENCH)
 
 
 def estimate(nodeid: str, seconds: dict[str, float]) -> float:
@@ -147,8 +146,6 @@ def pytest_runtest_teardown(item, nextitem):
 
 def _cache_chapter(ipynb: Path) -> None:
     """Store the outputs nbval saw for one chapter as the executed form of its ``.md`` source."""
-    from tools.execute import store
-
     key = str(ipynb)
     outputs = _cell_outputs.pop(key, {})
     source = ROOT / "book" / f"{ipynb.stem}.md"  # _build/nbval/NN_slug.ipynb ← book/NN_slug.md
