@@ -337,7 +337,7 @@ def test_equation_numbers_stay_beside_their_equations(readers):
 
 def test_continued_code_lines_are_marked(readers):
     """Where tools/pdf.py breaks a code line that does not fit, the rest carries a "↪"
-    (tests/test_print_layout.py checks that no line is broken anywhere else)."""
+    (test_printed_code_breaks_only_at_marked_spaces checks that no line is broken elsewhere)."""
     for lang, reader in readers.items():
         text = "".join(page_text(reader, k) for k in range(len(reader.pages)))
         assert "\u21aa" in text, f"{lang}: no continued code line is marked"

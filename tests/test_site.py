@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from conftest import CHROMIUM_FLAGS, build_command, is_outside  # noqa: F401
+from tools import pdf as book_pdf
 from tools.website import toc_pages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,9 +170,25 @@ PAGE_REPORT_JS = """async () => {
 }"""
 
 
+# Run on each chapter after the report: code blocks wider than their column (their first line),
+# and for one language mode the shown figures' (width shown / width drawn, alt text).
+CLIPPED_CODE_JS = """() => Array.from(document.querySelectorAll(
+    "article div.cell_input pre, article div.highlight pre"))
+  .filter((e) => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+  .map((e) => e.innerText.split("\\n")[0].slice(0, 60))"""
+FIGURES_JS = """(mode) => Array.from(document.querySelectorAll(
+    `article figure.d2l-figure.lang-${mode} img`))
+  .map((e) => [e.clientWidth / e.naturalWidth, e.alt])"""
+
+
 @pytest.fixture(scope="module")
 def page_reports(browser, server) -> dict[str, dict]:
-    """Open every page of the toc once (MathJax done, images loaded) and report what it shows."""
+    """Open every page of the toc once on a desktop screen, as a reader first meets it (no
+    language chosen yet), and report what it shows once MathJax is done and the images are in;
+    on a chapter also its clipped code and, in the ko and then the en mode, its figures; and
+    every console error or uncaught exception of the visit. The search page and the index are
+    opened for their console only. Several tests read the one visit: loading a page with its
+    math is what costs."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     outside: list[str] = []
 
@@ -182,8 +199,11 @@ def page_reports(browser, server) -> dict[str, dict]:
     ctx.on("request", record)
     reports = {}
     try:
-        for docname in toc_pages():
+        for docname in [*toc_pages(), "search", "genindex"]:
             page = ctx.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m, out=errors: m.type == "error" and out.append(m.text))
+            page.on("pageerror", lambda e, out=errors: out.append(str(e)))
             page.goto(f"{server}/{docname}.html", wait_until="load")
             try:
                 wait_for_math(page)
@@ -191,6 +211,18 @@ def page_reports(browser, server) -> dict[str, dict]:
             except AssertionError as err:
                 math_error = str(err)
             reports[docname] = page.evaluate(PAGE_REPORT_JS) | {"math_error": math_error}
+            if is_chapter(docname):
+                reports[docname]["clipped"] = page.evaluate(CLIPPED_CODE_JS)
+                page.wait_for_selector(".lang-switch button")
+                figures = {}
+                for mode in ("ko", "en"):
+                    choose_mode(page, mode)
+                    figures[mode] = page.evaluate(FIGURES_JS, mode)
+                reports[docname]["figures"] = figures
+                # the next page opens as a first visit again, with no language chosen
+                page.evaluate(f"localStorage.removeItem('{LANG_KEY}')")
+            page.wait_for_timeout(200)  # an error logged just after the page settled
+            reports[docname]["console"] = errors
             page.close()
     finally:
         ctx.close()
@@ -458,20 +490,47 @@ def test_glossary_table_shows_in_every_mode_sorted_in_its_language(context, serv
     assert keys == sorted(keys), f"{mode}: not sorted: {keys[:8]}"
 
 
-def test_no_page_scrolls_sideways_on_a_phone(browser, server):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                              has_touch=True, device_scale_factor=2)
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+         "device_scale_factor": 2}
+
+
+@pytest.fixture(scope="module")
+def phone_reports(browser, server) -> dict[tuple[str, str], dict]:
+    """Every page of the toc on a 390-px phone, once in Korean and once in English (chosen
+    before the page loads, as a returning reader has it), measured once its equations are set
+    to fit (_static/math-fit.js): how wide the page scrolls, and the display equations still
+    wider than their box. Keyed by (language, docname)."""
+    reports = {}
+    for lang in ("ko", "en"):
+        ctx = browser.new_context(locale=lang, **PHONE)
+        ctx.add_init_script(f"localStorage.setItem('{LANG_KEY}', '{lang}');")
+        ctx.set_default_timeout(60_000)
+        try:
+            page = ctx.new_page()
+            for docname in toc_pages():
+                page.goto(f"{server}/{docname}.html", wait_until="load")
+                page.wait_for_selector(".lang-switch button")
+                page.wait_for_function(
+                    "() => document.documentElement.dataset.mathFitted === '1'")
+                reports[lang, docname] = {
+                    "mode": page.evaluate("document.documentElement.dataset.bookLang"),
+                    "width": page.evaluate("document.scrollingElement.scrollWidth"),
+                    "wide_math": page.evaluate(book_pdf.WIDE_MATH_JS),
+                }
+        finally:
+            ctx.close()
+    return reports
+
+
+def test_no_page_scrolls_sideways_on_a_phone(phone_reports, browser, server):
+    assert {r["mode"] for (lang, _), r in phone_reports.items() if lang == "ko"} == {"ko"}
+    assert {r["mode"] for (lang, _), r in phone_reports.items() if lang == "en"} == {"en"}
+    wide = {f"{lang} {d}": r["width"] for (lang, d), r in phone_reports.items() if r["width"] > 390}
+    assert not wide, f"pages wider than a 390 px phone: {wide}"
+    ctx = browser.new_context(**PHONE)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    wide = {}
     try:
         page = ctx.new_page()
-        for docname in toc_pages():
-            page.goto(f"{server}/{docname}.html", wait_until="load")
-            page.wait_for_selector(".lang-switch button")
-            wait_for_math(page)
-            width = page.evaluate("document.scrollingElement.scrollWidth")
-            if width > 390:
-                wide[docname] = width
         page.goto(f"{server}/{sample_chapter()}.html", wait_until="load")
         for mode in ("ko", "en"):
             choose_mode(page, mode)
@@ -483,22 +542,26 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, server):
             page.screenshot(path=str(SCREENSHOTS / f"phone-{mode}.png"))
     finally:
         ctx.close()
-    assert not wide, f"pages wider than a 390 px phone: {wide}"
 
 
-def test_code_inputs_are_not_clipped(context, server):
-    clipped = {}
-    for docname in [d for d in toc_pages() if is_chapter(d)]:
-        page = open_page(context, server, docname)
-        bad = page.eval_on_selector_all(
-            "article div.cell_input pre, article div.highlight pre",
-            "els => els.filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)"
-            ".map(e => e.innerText.split('\\n')[0].slice(0, 60))",
-        )
-        page.close()
-        if bad:
-            clipped[docname] = bad[:3]
+def test_display_equations_fit_a_phone(phone_reports):
+    """On a 390-px phone no display equation is wider than its box, in either language. (At
+    the paper's width the same is measured while the PDFs are printed: tests/test_pdf.py.)"""
+    wide = {f"{lang} {d}": r["wide_math"] for (lang, d), r in phone_reports.items()
+            if r["wide_math"]}
+    assert not wide, f"display equations wider than a 390-px phone's column: {wide}"
+
+
+def test_code_inputs_are_not_clipped(page_reports):
+    clipped = {d: page_reports[d]["clipped"][:3] for d in toc_pages()
+               if is_chapter(d) and page_reports[d]["clipped"]}
     assert not clipped, f"code wider than its column, clipped: {clipped}"
+
+
+def test_no_page_logs_a_console_error(page_reports):
+    errors = [f"{d}: {e}" for d in [*toc_pages(), "search", "genindex"]
+              for e in page_reports[d]["console"]]
+    assert errors == []
 
 
 def test_korean_prose_breaks_between_words(context, server):
@@ -535,25 +598,22 @@ def test_figures_and_equations_are_numbered_per_chapter_in_both_languages(contex
     assert equations["ko"][0] == f"({chapter}.1)", equations["ko"][:3]
 
 
-def test_figures_are_shown_near_their_drawn_size_with_alt_text(context, server):
+def test_figures_are_shown_near_their_drawn_size_with_alt_text(page_reports):
     """Figures are drawn at the column width: the page shows each at ≥ 75 % of its pixels, and
     every image says in the page's language what it shows."""
     small, no_alt = {}, {}
-    for docname in [d for d in toc_pages() if is_chapter(d)]:
-        page = open_page(context, server, docname)
-        for mode in ("ko", "en"):
-            choose_mode(page, mode)
-            report = page.eval_on_selector_all(
-                f"article figure.d2l-figure.lang-{mode} img",
-                "els => els.map(e => [e.clientWidth / e.naturalWidth, e.alt])",
-            )
+    chapters = [d for d in toc_pages() if is_chapter(d)]
+    for docname in chapters:
+        for mode, report in page_reports[docname]["figures"].items():
             scales = [round(r, 2) for r, _ in report if r < 0.75]
             if scales:
                 small[f"{docname} ({mode})"] = scales
             alts = [a for _, a in report if not a.strip() or a in ("그림", "figure")]
             if alts:
                 no_alt[f"{docname} ({mode})"] = len(alts)
-        page.close()
+    numbered = [d for d in chapters if not d.startswith("book/00_")]  # the preface has none
+    empty = [d for d in numbered if not all(page_reports[d]["figures"].values())]
+    assert numbered and not empty, f"chapters showing no figure in a language mode: {empty}"
     assert not small, f"figures shown at under 75 % of their size: {small}"
     assert not no_alt, f"figures without a describing alt text: {no_alt}"
 
