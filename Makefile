@@ -66,7 +66,14 @@ pdf: book
 NBVAL_DIR := _build/nbval
 XDIST := -n $(JOBS) --dist loadscope --no-loadscope-reorder
 
-test: install colab-env
+# The Colab-like environment's base (tools/colab_env.py --base: torch and the declared
+# dependencies, no d2lite) needs only the system's Python: it installs beside .venv, on the
+# other core, and then colab-env adds the wheel.
+COLAB_BASE := _build/colab-venv/.base
+
+test:
+	@$(MAKE) --no-print-directory -j2 install $(COLAB_BASE)
+	@$(MAKE) --no-print-directory colab-env
 	@mkdir -p _build; \
 	chromium=$$(CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh 2>_build/.browser); \
 	browser=$$?; cat _build/.browser >&2; \
@@ -102,8 +109,11 @@ notebooks: install
 	$(PY) -m tools.notebooks
 
 # A bare virtual environment with the d2lite wheel, as Colab has it (tests/test_colab.py).
-colab-env: install
+colab-env: install $(COLAB_BASE)
 	$(PY) -m tools.colab_env
+
+$(COLAB_BASE): pyproject.toml tools/colab_env.py
+	$(PYTHON) -m tools.colab_env --base && touch $@
 
 bench: install
 	$(PY) -m tools.bench

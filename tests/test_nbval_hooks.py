@@ -97,6 +97,21 @@ def test_schedule_puts_the_longest_units_first_and_keeps_cells_in_order(tmp_path
     ]
 
 
+def test_the_tests_that_need_no_website_run_while_it_is_built():
+    conftest = _root_conftest()
+    items = [FakeItem(n) for n in [
+        "tests/test_site.py::test_a", "tests/test_views_browser.py::test_hover",
+        "tests/test_pdf.py::test_fonts", "tests/test_pdf.py::test_outline",
+        "tests/test_views_browser.py::test_tap", "tests/test_build.py::test_toc",
+    ]]
+    conftest.schedule(items)
+    assert [item.nodeid for item in items] == [
+        "tests/test_pdf.py::test_fonts", "tests/test_pdf.py::test_outline",  # builds the site
+        "tests/test_views_browser.py::test_hover", "tests/test_views_browser.py::test_tap",
+        "tests/test_site.py::test_a", "tests/test_build.py::test_toc",
+    ]
+
+
 def test_each_colab_door_run_is_a_unit_and_each_notebook_one():
     cls = _root_conftest().chapter_scheduling()
     split = cls.__new__(cls)._split_scope  # how it names units needs none of its state

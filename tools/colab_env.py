@@ -7,6 +7,10 @@ Colab itself provides to run a notebook (ipykernel, nbclient, nbformat). torch c
 local CPU wheel when pip's find-links offers one, as in the Makefile. The environment is reused;
 ``d2lite`` is reinstalled only when the package's sources change. ``tests/test_colab.py`` runs
 the English reader notebooks there.
+
+``--base`` makes only the environment without ``d2lite`` (torch, the dependencies that
+``pyproject.toml`` declares, the Colab packages). It needs nothing but the system's Python, so
+``make test`` builds it while the project's own ``.venv`` installs, on the other core.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ BUILD = ROOT / "_build"
 DIST = BUILD / "colab" / "dist"
 VENV = BUILD / "colab-venv"
 STAMP = VENV / ".d2lite-sources"
+BASE_STAMP = VENV / ".base"  # what the base environment was made for (declared dependencies)
 COLAB_PACKAGES = ("ipykernel", "nbclient", "nbformat")
 
 
@@ -64,12 +69,23 @@ def _pip(*args: str) -> None:
     subprocess.run([str(venv_python()), "-m", "pip", "install", "-q", *args], check=True)
 
 
-def ensure() -> Path:
-    """Make sure the environment exists and holds the current wheel; return its Python."""
-    digest = sources_digest()
-    if venv_python().exists() and STAMP.exists() and STAMP.read_text().strip() == digest:
+def declared_dependencies() -> list[str]:
+    """The ``dependencies`` of ``pyproject.toml``: what the wheel asks pip for."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the copy pip carries
+        from pip._vendor import tomli as tomllib
+
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return list(tomllib.load(f)["project"]["dependencies"])
+
+
+def ensure_base() -> Path:
+    """Make sure the environment exists with torch, the declared dependencies and the Colab
+    packages (no ``d2lite``); return its Python. Needs only the system's Python."""
+    wanted = "\n".join([*declared_dependencies(), *COLAB_PACKAGES])
+    if venv_python().exists() and BASE_STAMP.exists() and BASE_STAMP.read_text() == wanted:
         return venv_python()
-    wheel = build_wheel()
     if not venv_python().exists():
         # The base interpreter, not this virtualenv's packages: a bare environment.
         base = Path(getattr(sys, "_base_executable", sys.executable))
@@ -80,15 +96,31 @@ def ensure() -> Path:
              "torch>=2.2"],
             check=False, capture_output=True,
         )
-    _pip(str(wheel), *COLAB_PACKAGES)
+    _pip(*declared_dependencies(), *COLAB_PACKAGES)
+    BASE_STAMP.write_text(wanted)
+    return venv_python()
+
+
+def ensure() -> Path:
+    """Make sure the environment exists and holds the current wheel; return its Python."""
+    digest = sources_digest()
+    if venv_python().exists() and STAMP.exists() and STAMP.read_text().strip() == digest:
+        return venv_python()
+    wheel = build_wheel()
+    ensure_base()
+    _pip(str(wheel), *COLAB_PACKAGES)  # the wheel's own requirements: all there already
     _pip("--force-reinstall", "--no-deps", str(wheel))
     STAMP.write_text(digest + "\n")
     return venv_python()
 
 
-def main() -> int:
-    python = ensure()
-    print(f"Colab-like environment ready: {python.relative_to(ROOT)}")
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--base"]):
+        raise SystemExit(f"usage: python -m tools.colab_env [--base]; got {' '.join(args)}")
+    python = ensure_base() if args else ensure()
+    what = "base (without d2lite)" if args else "ready"
+    print(f"Colab-like environment {what}: {python.relative_to(ROOT)}")
     return 0
 
 
