@@ -4,6 +4,7 @@ dependencies, the rest in an extra)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata as md
 import re
 import sys
@@ -47,8 +48,15 @@ def _imports(paths: list[Path]) -> dict[str, set[str]]:
     return found
 
 
+@functools.cache
+def _packages() -> dict[str, list[str]]:
+    """Which installed distributions provide each top-level module (reading every installed
+    distribution's file list takes seconds: once per test process)."""
+    return md.packages_distributions()
+
+
 def _distributions(module: str) -> set[str]:
-    return {_name(d) for d in md.packages_distributions().get(module, [])}
+    return {_name(d) for d in _packages().get(module, [])}
 
 
 def test_requirements_txt_lists_exactly_the_dependencies_and_extras():
@@ -76,3 +84,9 @@ def test_every_imported_package_is_declared(where):
         if not _distributions(module) & allowed
     }
     assert not undeclared, f"imported but not declared in pyproject.toml: {undeclared}"
+
+
+def test_the_colab_environment_reads_the_declared_dependencies():
+    from tools import colab_env
+
+    assert colab_env.declared_dependencies() == list(_pyproject()["dependencies"])

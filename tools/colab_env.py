@@ -16,6 +16,7 @@ the English reader notebooks there.
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -70,14 +71,14 @@ def _pip(*args: str) -> None:
 
 
 def declared_dependencies() -> list[str]:
-    """The ``dependencies`` of ``pyproject.toml``: what the wheel asks pip for."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the copy pip carries
-        from pip._vendor import tomli as tomllib
-
-    with (ROOT / "pyproject.toml").open("rb") as f:
-        return list(tomllib.load(f)["project"]["dependencies"])
+    """The ``dependencies`` of ``pyproject.toml``: what the wheel asks pip for. Read with a
+    pattern, not tomllib, so that the system's Python 3.10 can run ``--base`` too
+    (tests/test_dependencies.py checks it against tomllib's reading)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, flags=re.M | re.S)
+    if block is None:
+        raise RuntimeError("pyproject.toml has no dependencies = [...] list")
+    return re.findall(r'"([^"]+)"', block.group(1))
 
 
 def ensure_base() -> Path:
