@@ -52,8 +52,7 @@ def check_nbval_item(item) -> None:
 # by the last `make bench` (benchmarks/latest.md) for chapters and by SECONDS for the slowest
 # website modules (tests/test_pdf.py prints and reads the PDFs). Units of unknown length keep
 # their order, after these.
-SECONDS = {"tests/test_pdf.py": 150.0, "tests/test_site.py": 130.0,
-           "tests/test_print_layout.py": 45.0}
+SECONDS = {"tests/test_pdf.py": 150.0, "tests/test_site.py": 130.0}
 SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_colab\[")
 
 
@@ -80,8 +79,10 @@ SITE_FREE = ("tests/test_views_browser.py",)
 
 
 def unit(nodeid: str) -> str:
-    """The unit of work that holds this test (as ChapterScheduling splits them)."""
-    return nodeid if SOLO.match(nodeid) else nodeid.split("::")[0]
+    """The unit of work that holds this test, as ChapterScheduling splits them: a Colab-door run
+    alone, else xdist's loadscope unit (the nodeid up to its last ``::``: a module's functions,
+    a class's methods, a notebook's cells)."""
+    return nodeid if SOLO.match(nodeid) else nodeid.rsplit("::", 1)[0]
 
 
 def schedule(items: list) -> None:
@@ -102,7 +103,7 @@ def chapter_scheduling():
 
     class ChapterScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return nodeid if SOLO.match(nodeid) else super()._split_scope(nodeid)
+            return unit(nodeid)
 
     return ChapterScheduling
 

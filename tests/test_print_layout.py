@@ -3,15 +3,13 @@
 At 260 px some equations cannot fit even set smaller: exactly those scroll inside their box and
 show that they do. (On a 390-px phone none may be wider than its box: tests/test_site.py, whose
 phone pass measures every page; at the paper's width the same is measured while the PDFs are
-printed: tests/test_pdf.py.) It needs the built site, not the PDFs, so it runs beside the
-printing on another worker.
+printed: tests/test_pdf.py.) It needs the built site, not the PDFs.
 """
 
 from __future__ import annotations
 
 import pytest
-
-from tools import pdf as book_pdf
+from test_site import context_in
 
 pytestmark = pytest.mark.book
 
@@ -19,17 +17,10 @@ pytestmark = pytest.mark.book
 # -- an equation too wide for any phone -----------------------------------------------------------
 
 
-def _pages_in(browser, lang: str, **context_options):
-    context = browser.new_context(locale=lang, **context_options)
-    context.add_init_script(f"localStorage.setItem('{book_pdf.LANG_KEY}', '{lang}');")
-    context.set_default_timeout(60_000)
-    return context
-
-
 def test_an_equation_that_must_scroll_shows_that_it_scrolls(browser, server):
     """Narrower than any phone, some equations cannot fit even set smaller: exactly those scroll
     inside their box and carry the shadows of _static/book.css at their edges."""
-    context = _pages_in(browser, "en", viewport={"width": 260, "height": 800}, is_mobile=True)
+    context = context_in(browser, "en", viewport={"width": 260, "height": 800}, is_mobile=True)
     try:
         page = context.new_page()
         page.goto(f"{server}/book/02_bptt_lstm.html", wait_until="load")

@@ -490,6 +490,15 @@ def test_glossary_table_shows_in_every_mode_sorted_in_its_language(context, serv
     assert keys == sorted(keys), f"{mode}: not sorted: {keys[:8]}"
 
 
+def context_in(browser, lang: str, **context_options):
+    """A browser context whose reader chose ``lang`` before opening any page (a returning
+    reader's localStorage), with the page's locale and a minute for slow pages."""
+    context = browser.new_context(locale=lang, **context_options)
+    context.add_init_script(f"localStorage.setItem('{LANG_KEY}', '{lang}');")
+    context.set_default_timeout(60_000)
+    return context
+
+
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
          "device_scale_factor": 2}
 
@@ -502,9 +511,7 @@ def phone_reports(browser, server) -> dict[tuple[str, str], dict]:
     wider than their box. Keyed by (language, docname)."""
     reports = {}
     for lang in ("ko", "en"):
-        ctx = browser.new_context(locale=lang, **PHONE)
-        ctx.add_init_script(f"localStorage.setItem('{LANG_KEY}', '{lang}');")
-        ctx.set_default_timeout(60_000)
+        ctx = context_in(browser, lang, **PHONE)
         try:
             page = ctx.new_page()
             for docname in toc_pages():

@@ -84,7 +84,8 @@ def declared_dependencies() -> list[str]:
 def ensure_base() -> Path:
     """Make sure the environment exists with torch, the declared dependencies and the Colab
     packages (no ``d2lite``); return its Python. Needs only the system's Python."""
-    wanted = "\n".join([*declared_dependencies(), *COLAB_PACKAGES])
+    packages = [*declared_dependencies(), *COLAB_PACKAGES]
+    wanted = "\n".join(packages)
     if venv_python().exists() and BASE_STAMP.exists() and BASE_STAMP.read_text() == wanted:
         return venv_python()
     if not venv_python().exists():
@@ -97,7 +98,7 @@ def ensure_base() -> Path:
              "torch>=2.2"],
             check=False, capture_output=True,
         )
-    _pip(*declared_dependencies(), *COLAB_PACKAGES)
+    _pip(*packages)
     BASE_STAMP.write_text(wanted)
     return venv_python()
 
