@@ -315,6 +315,10 @@ class Converter:
             return "(" + "; ".join(f"{who}, {year}" for who, year in pairs) + ")"
         if role == "term":
             return text or label
+        if role == "ev":  # a number from the evidence appendix's data, as the website shows it
+            from tools import evidence
+
+            return evidence.role_text(body, evidence.load_specs(), evidence.load_data())
         if role == "math":
             return f"${body}$"
         raise ValueError(f"{self.source.name}: no plain-markdown form for the role {{{role}}}")

@@ -1,0 +1,134 @@
+"""The evidence appendix (tools/evidence.py): its page, its data and the chapters that quote it."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from tools import book, evidence
+
+
+def test_the_page_is_what_the_data_gives():
+    assert evidence.PAGE.read_text(encoding="utf-8") == evidence.render(), (
+        "book/evidence.md differs from its data: python -m tools.evidence render")
+
+
+def test_data_specs_and_chapters_agree():
+    assert evidence.problems() == []
+
+
+def _entry(**change) -> dict:
+    entry = {"id": "ev-03-demo", "title": {"ko": "예", "en": "Demo"},
+             "claim": {"ko": "주장", "en": "A claim"}, "cell": "assert x > 0",
+             "watch": {"x": {"expr": "x", "format": ".2f", "ko": "엑스", "en": "x"}},
+             "seeds": "1-3", "paths": ["native"]}
+    entry.update(change)
+    return entry
+
+
+def _write_spec(tmp_path, entries, stem="03_attention_pooling"):
+    (tmp_path / f"{stem}.yaml").write_text(yaml.safe_dump(entries, allow_unicode=True))
+    return evidence.load_specs(tmp_path)
+
+
+def _data(entry: dict, xs=(0.5, 1.5, 2.0), held=(True, True, True)) -> dict:
+    runs = [{"seed": i + 1, "path": "native", "held": h, "values": {"x": x},
+             "failures": [] if h else [{"cell": 2, "error": "AssertionError", "source": ""}],
+             "wall": 0.1} for i, (x, h) in enumerate(zip(xs, held))]
+    return {"id": entry["id"], "chapter": entry["chapter"], "spec": evidence.spec_hash(entry),
+            "stop_cell": 2, "stop_line": "assert x > 0", "skipped_cells": [], "seeds": [1, 2, 3],
+            "paths": ["native"], "command": f"python -m tools.evidence run {entry['id']}",
+            "machine": {"date": "2026-11-29", "python": "3.11", "torch": "2", "numpy": "2",
+                        "cpu": "cpu", "system": "Linux"},
+            "summary": evidence.summarize(runs, entry["watch"]), "runs": runs}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"id": "ev-3-demo"}, "id must look like"),
+    ({"id": "ev-04-demo"}, "must start ev-03-"),
+    ({"paths": ["fast"]}, "paths must be a list"),
+    ({"title": {"ko": "예"}}, "'title' must be"),
+    ({"watch": {"x": {"expr": "x", "ko": "엑스"}}}, "needs a en description"),
+    ({"watch": {"x": {"expr": "x", "ko": "a", "en": "b", "format": "%q"}}}, "format"),
+    ({"seeds": "3-1"}, "offsets are"),
+    ({"colour": "red"}, "unknown keys"),
+])
+def test_bad_specs_are_refused(tmp_path, change, message):
+    with pytest.raises((evidence.EvidenceError, SystemExit, ValueError), match=message):
+        _write_spec(tmp_path, [_entry(**change)])
+
+
+def test_roles_show_the_data(tmp_path):
+    specs = _write_spec(tmp_path, [_entry()])
+    entry = specs["ev-03-demo"]
+    data = {"ev-03-demo": _data(entry, held=(True, False, True))}
+    assert evidence.role_text("ev-03-demo:held", specs, data) == "2"
+    assert evidence.role_text("ev-03-demo:runs", specs, data) == "3"
+    assert evidence.role_text("ev-03-demo:median:x", specs, data) == "1.50"
+    assert evidence.role_text("ev-03-demo:max:x", specs, data) == "2.00"
+    for bad in ("ev-03-demo:mean:x", "ev-03-demo:median:y", "ev-03-other:held", "ev-03-demo"):
+        with pytest.raises(evidence.EvidenceError):
+            evidence.role_text(bad, specs, data)
+    page = evidence.render(specs, data)
+    assert "(ev-03-demo)=" in page and "2 of 3 runs passed" in page and "3번 가운데 2번" in page
+    assert "min 0.50, median 1.50, max 2.00" in page
+
+
+def test_problems_catch_stale_data_forged_summaries_and_dead_links(tmp_path):
+    specs = _write_spec(tmp_path, [_entry()])
+    entry = specs["ev-03-demo"]
+    good = {"ev-03-demo": _data(entry)}
+    chapters = tmp_path / "book"
+    chapters.mkdir()
+    (chapters / "03_x.md").write_text("held {ev}`ev-03-demo:held` ({ref}`see <ev-03-demo>`)\n")
+    assert evidence.problems(specs, good, chapters) == []
+    stale = {k: {**v, "spec": "0" * 16} for k, v in good.items()}
+    assert any("another spec" in p for p in evidence.problems(specs, stale, chapters))
+    forged = copy.deepcopy(good)
+    forged["ev-03-demo"]["summary"]["held"] = 7
+    assert any("does not follow" in p for p in evidence.problems(specs, forged, chapters))
+    (chapters / "04_y.md").write_text("see {ref}`there <ev-04-gone>` and {ev}`ev-03-demo:n`\n")
+    found = evidence.problems(specs, good, chapters)
+    assert any("ev-04-gone, which does not exist" in p for p in found)
+    assert any("04_y.md" in p and ":n" in p for p in found)
+    orphan = {**good, "ev-03-orphan": good["ev-03-demo"]}
+    assert any("no spec has this id" in p for p in evidence.problems(specs, orphan, chapters))
+
+
+def test_the_asserting_cell_is_found_once():
+    entry = _entry(cell="assert x > 0", skip=["plt.plot("], chapter="03_attention_pooling")
+    cells = ["x = 1", "plt.plot(x)", "assert x > 0", "y = 2"]
+    assert evidence.cell_numbers(entry, cells) == (3, [2])
+    with pytest.raises(evidence.EvidenceError, match="in 2 code cells"):
+        evidence.cell_numbers(entry, cells + ["assert x > 0  # again"])
+    with pytest.raises(evidence.EvidenceError, match="in 0 code cells"):
+        evidence.cell_numbers({**entry, "cell": "assert z"}, cells)
+
+
+def test_the_runner_records_failures_and_values(tmp_path):
+    from tools.cell_runner import run_cells, watch_values
+
+    scope, failures = run_cells(["x = 2", "assert x > 5, 'too small'", "y = x * 3"], 3, set())
+    assert [f["cell"] for f in failures] == [2] and "too small" in failures[0]["error"]
+    assert watch_values(scope, {"y": "y", "z": "z"}) == {
+        "y": 6.0, "z": "error: NameError: name 'z' is not defined"}
+    json.dumps(failures)
+
+
+@pytest.mark.parametrize("text", [
+    "다른 시드 오프셋 12개에서", "at seed offsets 700-711", "offset 383 on avx2", "오프셋 5에서",
+    "the cnr path", "sse42", "SSE4.1", "oneDNN held", "a SIMD path", "on the native path",
+    "an AMD EPYC", "D2LITE_SEED_OFFSET=3",
+])
+def test_build_vocabulary_is_caught(text):
+    assert book.build_word_problems(text, "prose")
+
+
+@pytest.mark.parametrize("text", [
+    "the cache offset p", "캐시의 오프셋 p", "seeds 0, 1 and 2", "다른 시드로 다시 학습해도",
+])
+def test_plain_words_pass(text):
+    assert book.build_word_problems(text, "prose") == []
