@@ -13,6 +13,7 @@ from .hangul import *
 from .data import *
 from .seq2seq import *
 from .train import *
+from .budget import *
 from .vision import *
 from .views import *
 

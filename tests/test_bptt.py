@@ -306,3 +306,138 @@ def test_bptt_forward_rejects_bad_shapes(inputs, state, xi, message):
     cell = _tanh_cell(torch.zeros(3, 4), torch.zeros(4, 4))
     with pytest.raises(ValueError, match=message):
         d2l.bptt_forward(cell, inputs, state, xi)
+
+
+# -- d2lite.budget: training small classifiers side by side ----------------------------------
+
+
+class _Classifier(nn.Module):
+    """A recurrent layer, then a linear layer on its last hidden state (chapter 2's shape)."""
+
+    def __init__(self, recurrent, num_hiddens, num_classes=3):
+        super().__init__()
+        self.recurrent, self.head = recurrent, nn.Linear(num_hiddens, num_classes)
+
+    def forward(self, X):
+        outputs, _ = self.recurrent(X)
+        return self.head(outputs[-1])
+
+
+def _models(kind, count=3, vocab=5, hiddens=6):
+    models = []
+    for seed in range(count):
+        torch.manual_seed(seed)
+        layer = {"LSTM": lambda: d2l.LSTMScratch(vocab, hiddens, sigma=0.3, forget_bias=1.0),
+                 "RNN": lambda: d2l.RNNScratch(vocab, hiddens, sigma=0.3),
+                 "GRU": lambda: nn.GRU(vocab, hiddens)}[kind]()
+        models.append(_Classifier(layer, hiddens))
+    return models
+
+
+def _batch(generator, batch_size=4, steps=7, vocab=5):
+    tokens = torch.randint(0, vocab, (steps, batch_size), generator=generator)
+    return nn.functional.one_hot(tokens, vocab).float(), tokens[0] % 3
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "RNN", "GRU"])
+def test_run_side_by_side_computes_what_each_model_computes(kind):
+    models = _models(kind)
+    X, _ = _batch(torch.Generator().manual_seed(0))
+    params = d2l.stack_parameters(models)
+    assert params["head.weight"].shape == (3, 3, 6)
+    with torch.no_grad():
+        together = d2l.run_side_by_side(kind, params, X.unsqueeze(1).expand(-1, 3, -1, -1))
+        alone = torch.stack([m(X) for m in models])
+    assert together.shape == (3, 4, 3)
+    assert torch.allclose(together, alone, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_train_side_by_side_is_training_each_model_alone(kind):
+    val = _batch(torch.Generator().manual_seed(99), batch_size=16)
+    together = _models(kind, count=2)
+    steps, acc = d2l.train_side_by_side(
+        kind, together, _batch, [torch.Generator().manual_seed(s) for s in (10, 11)], 6, val,
+        eval_every=3, lr=0.05, theta=0.5)
+    assert steps.tolist() == [3, 6] and acc.shape == (2, 2)
+    for i, model in enumerate(_models(kind, count=2)):
+        _, acc_alone = d2l.train_side_by_side(
+            kind, [model], _batch, [torch.Generator().manual_seed(10 + i)], 6, val,
+            eval_every=3, lr=0.05, theta=0.5)
+        for (name, p), q in zip(model.named_parameters(), together[i].parameters()):
+            assert torch.allclose(p, q, atol=1e-5), name
+        assert np.allclose(acc_alone[0], acc[i])
+
+
+def test_train_side_by_side_clips_each_model_on_its_own():
+    # a huge learning signal and theta: every Adam step has size about lr regardless, so check
+    # the clipping through plain equivalence with a manual step of one model
+    model = _models("RNN", count=1)[0]
+    reference = _models("RNN", count=1)[0]
+    gen = torch.Generator().manual_seed(3)
+    X, y = _batch(torch.Generator().manual_seed(3))
+    d2l.train_side_by_side("RNN", [model], _batch, [gen], 1, (X, y), eval_every=1, lr=0.1,
+                           theta=1e-3)
+    optimizer = torch.optim.Adam(reference.parameters(), lr=0.1)
+    nn.functional.cross_entropy(reference(X), y).backward()
+    d2l.grad_clipping(reference, 1e-3)
+    optimizer.step()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        assert torch.allclose(p, q, atol=1e-6)
+
+
+def test_inputs_part_is_one_product_per_model():
+    X = torch.randn(4, 2, 3, 5)
+    W, b = torch.randn(2, 5, 6), torch.randn(2, 1, 6)
+    out = d2l.inputs_part(X, W, b)
+    assert out.shape == (4, 2, 3, 6)
+    assert torch.allclose(out[1, 0], X[1, 0] @ W[0] + b[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "thunk, message",
+    [
+        (lambda: d2l.run_side_by_side("CNN", {}, torch.zeros(2, 1, 1, 1)),
+         r"kind must be one of \('LSTM', 'RNN', 'GRU'\), got 'CNN'"),
+        (lambda: d2l.run_side_by_side("RNN", {"recurrent.W_xh": 0}, torch.zeros(2, 1, 1, 1)),
+         r"params of kind 'RNN' lack \['recurrent.W_hh'"),
+        (lambda: d2l.run_side_by_side("RNN", d2l.stack_parameters(_models("RNN")),
+                                      torch.zeros(7, 2, 4, 5)),
+         r"X must have shape \(steps, 3, batch, features\), got shape \(7, 2, 4, 5\)"),
+        (lambda: d2l.run_side_by_side("RNN", d2l.stack_parameters(_models("RNN")),
+                                      torch.zeros(7, 4, 5)),
+         r"X must have shape \(steps, 3, batch, features\)"),
+        (lambda: d2l.inputs_part(torch.zeros(4, 2, 3, 5), torch.zeros(2, 4, 6),
+                                 torch.zeros(2, 1, 6)),
+         r"W must have shape \(2, 5, outputs\), got \(2, 4, 6\)"),
+        (lambda: d2l.inputs_part(torch.zeros(4, 2, 3, 5), torch.zeros(2, 5, 6),
+                                 torch.zeros(2, 6)),
+         r"b must have shape \(2, 1, 6\), got \(2, 6\)"),
+        (lambda: d2l.inputs_part(torch.zeros(4, 2, 3, 5, dtype=torch.long),
+                                 torch.zeros(2, 5, 6), torch.zeros(2, 1, 6)),
+         r"X must be a float tensor"),
+        (lambda: d2l.stack_parameters([]), r"models must be a non-empty sequence"),
+        (lambda: d2l.stack_parameters([nn.Linear(2, 3), nn.Linear(3, 3)]),
+         r"models must have equal parameter names and shapes"),
+        (lambda: d2l.train_side_by_side("RNN", _models("RNN"), _batch, [], 5,
+                                        _batch(torch.Generator()), eval_every=5),
+         r"generators must hold one generator per model \(3\), got 0"),
+        (lambda: d2l.train_side_by_side("RNN", _models("RNN"), _batch,
+                                        [torch.Generator()] * 3, 0, _batch(torch.Generator())),
+         r"num_updates must be a positive int, got int 0"),
+        (lambda: d2l.train_side_by_side("RNN", _models("RNN"), _batch,
+                                        [torch.Generator()] * 3, 5, _batch(torch.Generator()),
+                                        eval_every=5, lr=0),
+         r"lr must be a finite real number > 0, got int 0"),
+        (lambda: d2l.train_side_by_side("RNN", _models("RNN"), _batch,
+                                        [torch.Generator()] * 3, 5,
+                                        (torch.zeros(7, 4, 5), torch.zeros(3)), eval_every=5),
+         r"val must be \(X \(steps, n, features\), y \(n,\)\)"),
+        (lambda: d2l.train_side_by_side("RNN", _models("RNN"), _batch,
+                                        [torch.Generator()] * 3, 5, _batch(torch.Generator())),
+         r"eval_every must be an int in \[1, 5\], got int 10"),
+    ],
+)
+def test_budget_rejects_bad_inputs(thunk, message):
+    with pytest.raises(ValueError, match=message):
+        thunk()
