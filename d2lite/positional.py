@@ -49,9 +49,9 @@ def local_attention(queries: Tensor, keys: Tensor, values: Tensor,
     key_windows = F.pad(keys, (0, 0, window, window)).unfold(1, width, 1)
     value_windows = F.pad(values, (0, 0, window, window)).unfold(1, width, 1)
     scores = torch.einsum("bnd,bndr->bnr", queries, key_windows) / math.sqrt(d)
-    offsets = torch.arange(width, device=queries.device) - window  # -w .. w
+    shifts = torch.arange(width, device=queries.device) - window  # -w .. w
     # (n, r) of each slot
-    position = torch.arange(n, device=queries.device)[:, None] + offsets
+    position = torch.arange(n, device=queries.device)[:, None] + shifts
     outside = (position < 0) | (position >= n)  # (n, r): slots that are only padding
     weights = torch.softmax(scores.masked_fill(outside, float("-inf")), dim=-1)
     return torch.einsum("bnr,bnvr->bnv", weights, value_windows)
