@@ -119,18 +119,18 @@ def _stem(module: nn.Module, vocab_size: int, num_hiddens: int, dropout: float,
         module.blks.add_module(f"block{i}", make_block(i))
 
 
-def _embed(module: nn.Module, X: Tensor, p: int = 0) -> Tensor:
+def _embed(module: nn.Module, X: Tensor, c: int = 0) -> Tensor:
     """Token ids (batch, steps) -> embedding * sqrt(d) plus the encoding of
-    the positions p, p + 1, ... (dropout applied)."""
+    the positions c, c + 1, ... (dropout applied)."""
     checks.check_tokens(X)
     P = module.pos_encoding.P
-    if p + X.shape[1] > P.shape[1]:
-        raise ValueError(f"positions up to {p + X.shape[1]} exceed "
+    if c + X.shape[1] > P.shape[1]:
+        raise ValueError(f"positions up to {c + X.shape[1]} exceed "
                          f"max_len {P.shape[1]}")
     # The embedding is scaled before the positional encoding (in [-1, 1])
     # is added.
     X = module.embedding(X) * math.sqrt(module.num_hiddens)
-    return module.pos_encoding.dropout(X + P[:, p : p + X.shape[1]].to(X.dtype))
+    return module.pos_encoding.dropout(X + P[:, c : c + X.shape[1]].to(X.dtype))
 
 
 class TransformerEncoder(d2l.Encoder):
@@ -204,10 +204,10 @@ class TransformerDecoderBlock(nn.Module):
         past = cache[self.i]
         key_values = X if past is None else torch.cat((past, X), dim=1)
         cache[self.i] = key_values
-        # Query t of this call sits at position p + t and may see keys 0 .. p + t.
-        p = key_values.shape[1] - steps
+        # Query t of this call sits at position c + t and may see keys 0 .. c + t.
+        c = key_values.shape[1] - steps  # inputs cached before this call
         dec_valid_lens = (
-            p + torch.arange(1, steps + 1, device=X.device)
+            c + torch.arange(1, steps + 1, device=X.device)
         ).repeat(batch, 1)
         X2 = self.attention1(X, key_values, key_values, dec_valid_lens)
         Y = self.addnorm1(X, X2)
@@ -260,11 +260,11 @@ class TransformerDecoder(d2l.AttentionDecoder):
         src = enc_outputs.shape[1]
         state[1] = checks.check_valid_lens(enc_valid_lens, batch, src, min_len=1,
                                            name="enc_valid_lens", values=False)
-        p = 0 if cache[0] is None else cache[0].shape[1]  # tokens decoded before
+        c = 0 if cache[0] is None else cache[0].shape[1]  # tokens decoded before
         # The door: target ids and source lengths are checked once, here.
         with checks.token_door(X, self.vocab_size, more_lens=[
                 ("enc_valid_lens", state[1], 1, src)]):
-            X = _embed(self, X, p)  # shifted positions: P[:, p : p + steps]
+            X = _embed(self, X, c)  # shifted positions: P[:, c : c + steps]
             for blk in self.blks:
                 X, state = blk(X, state)
         return self.dense(X), state
