@@ -30,7 +30,10 @@ def test_nadaraya_watson_shapes_and_weights():
     y_hat, weights = d2l.nadaraya_watson(x_train, y_train, x_query, d2l.gaussian_kernel, 0.5)
     assert y_hat.shape == (7,) and weights.shape == (7, 20)
     torch.testing.assert_close(weights.sum(dim=1), torch.ones(7))
-    assert (weights >= 0).all()
+    # the predictions against the formula, sum_i K(u_i) y_i / sum_j K(u_j), in float64
+    k = torch.exp(-(((x_query.double()[:, None] - x_train.double()[None, :]) / 0.5) ** 2) / 2)
+    expected = k @ y_train.double() / k.sum(dim=1)
+    torch.testing.assert_close(y_hat.double(), expected, rtol=1e-5, atol=1e-5)
     # Gaussian weights are a softmax of negative squared distances.
     scores = -(((x_query[:, None] - x_train[None, :]) / 0.5) ** 2) / 2
     torch.testing.assert_close(weights, torch.softmax(scores, dim=1))
@@ -66,7 +69,7 @@ def test_bad_inputs():
         d2l.nadaraya_watson(x, torch.zeros(4), torch.tensor([1.5]), d2l.boxcar_kernel, 0.2)
 
 
-def test_narrow_gaussian_is_nearest_neighbour_not_an_error():
+def test_narrow_gaussian_is_nearest_neighbor_not_an_error():
     # float32 exp(-u^2/2) underflows to 0 for every key once u^2/2 > ~104; the Gaussian weights
     # are a softmax of -u^2/2, so the nearest key still gets (almost) all the weight
     x_train, y_train = torch.tensor([0.1, 0.35, 0.62]), torch.tensor([1.0, 2.0, 3.0])
