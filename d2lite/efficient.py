@@ -6,6 +6,7 @@ by `python -m tools.export`; edit the chapter, not this file.
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
+import contextlib
 import math
 import weakref
 
@@ -118,6 +119,54 @@ def tiled_attention(
             run_max = new_max
         out[..., i : i + qi.shape[-2], :] = (acc / run_sum[..., None]).to(q.dtype)
     return out
+
+
+def fused_attention(
+    queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
+    dropout: float = 0.0,
+) -> Tensor:
+    """softmax(Q K^T / sqrt(d)) V by PyTorch's fused kernel, which never stores the
+    weights.
+
+    queries (batch, heads, n, d), keys (batch, heads, m, d), values (batch, heads, m, v)
+    -> (batch, heads, n, v); valid_lens: None, (batch,) or (batch, n), as in
+    masked_softmax.
+    A query of valid length 0 gets the output 0, as its all-zero weights would give.
+    """
+    checks.check_qkv(queries, keys, values, same_size=True, heads=True)
+    batch, _, n, _ = queries.shape
+    m = keys.shape[-2]
+    valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
+    if valid_lens is None:
+        return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
+    # (batch, 1, 1 or n, 1)
+    lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)
+    # kernel: NaN or 0 by backend and version; show every key, zero below
+    empty = lens == 0
+    keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
+    out = F.scaled_dot_product_attention(
+        queries, keys, values, attn_mask=keep, dropout_p=dropout
+    )
+    return out.masked_fill(empty, 0.0)
+
+
+@contextlib.contextmanager
+def fast_attention(model: nn.Module):
+    """Inside the block, every attention layer of model (each module with a need_weights
+    attribute) takes the fused fast path and keeps no weights; leaving restores them."""
+    if not isinstance(model, nn.Module):
+        raise ValueError(
+            f"fast_attention expects an nn.Module, got {type(model).__name__}"
+        )
+    layers = [module for module in model.modules() if hasattr(module, "need_weights")]
+    saved = [module.need_weights for module in layers]
+    for module in layers:
+        module.need_weights = False
+    try:
+        yield model
+    finally:
+        for module, flag in zip(layers, saved):
+            module.need_weights = flag
 
 
 class GroupedQueryAttention(nn.Module):
@@ -294,5 +343,7 @@ __all__ = [
     "PeakMemory",
     "RMSNorm",
     "RotaryEmbedding",
+    "fast_attention",
+    "fused_attention",
     "tiled_attention",
 ]
