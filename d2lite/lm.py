@@ -372,18 +372,23 @@ class GPTBlock(nn.Module):
         checks.check_features(X, size=self.ln1.normalized_shape[0])
         mha, heads = self.attention, self.attention.num_heads
         H = self.ln1(X)
-        # the new positions only: (batch * heads, steps, head width) each
-        q, k, v = (d2l.transpose_qkv(W(H), heads) for W in (mha.W_q, mha.W_k, mha.W_v))
+        # the new positions only, as views (batch, heads, steps, head width)
+        q, k, v = (W(H).unflatten(-1, (heads, -1)).transpose(1, 2)
+                   for W in (mha.W_q, mha.W_k, mha.W_v))  # fmt: skip
         if cache is not None:
             k, v = cache.append(k, v)  # now the keys and values of all p + steps
-        steps = X.shape[1]
-        p = k.shape[1] - steps  # positions before this call
+        batch, steps = X.shape[:2]
+        p = k.shape[2] - steps  # positions before this call
         # The causal mask as valid lengths: the query at p + t sees keys 0 .. p + t.
-        valid_lens = (p + torch.arange(1, steps + 1, device=X.device)).repeat(
-            q.shape[0], 1
-        )
-        out = mha.attention(q, k, v, valid_lens)
-        X = X + self.dropout(mha.W_o(d2l.transpose_output(out, heads)))
+        valid_lens = (p + torch.arange(1, steps + 1, device=X.device)).expand(batch, -1)
+        if mha.attention.need_weights:  # taught path: heads in the batch axis
+            out = mha.attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
+                                valid_lens.repeat_interleave(heads, dim=0))
+            out = out.unflatten(0, (batch, heads))
+        else:  # the fused fast path (sec-fast-path) takes the heads as they are
+            drop = mha.attention.dropout.p if self.training else 0.0
+            out = d2l.fused_attention(q, k, v, valid_lens, drop)
+        X = X + self.dropout(mha.W_o(out.transpose(1, 2).flatten(2)))
         return X + self.dropout(self.ffn(self.ln2(X)))
 
 

@@ -243,7 +243,7 @@ def test_the_cache_holds_keys_and_values_per_head_and_block(net):
     net(torch.randint(0, 50, (3, 7), generator=d2l.generator(7)), cache)
     net(torch.randint(0, 50, (3, 1), generator=d2l.generator(8)), cache)
     assert len(cache) == 2 and all(isinstance(c, d2l.KVCache) for c in cache)
-    assert all(len(c) == 8 and c.k.shape == c.v.shape == (3 * 4, 8, 8) for c in cache)
+    assert all(len(c) == 8 and c.k.shape == c.v.shape == (3, 4, 8, 8) for c in cache)
     # 2 blocks x (keys, values) x 32 features x 4 bytes per token of each sequence
     assert sum(c.num_bytes() for c in cache) == 3 * 8 * 2 * 2 * 32 * 4
 
