@@ -6,13 +6,12 @@ by `python -m tools.export`; edit the chapter, not this file.
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
-import contextlib
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
+import d2lite as d2l
 from d2lite import checks
 
 
@@ -69,11 +68,11 @@ class DotProductAttention(nn.Module):
         projection to skip); it lets the two attentions be called alike."""
         checks.check_qkv(queries, keys, values, same_size=True)
         if not (self.need_weights if need_weights is None else need_weights):
-            # the fast path of the section on fused kernels
+            # the fast path (chapter 11, sec-fast-path)
             self.attention_weights = None
             p = self.dropout.p if self.training else 0.0
-            return fused_attention(queries[:, None], keys[:, None], values[:, None],
-                                   valid_lens, p)[:, 0]  # fmt: skip
+            return d2l.fused_attention(queries[:, None], keys[:, None],
+                                       values[:, None], valid_lens, p)[:, 0]
         d = queries.shape[-1]
         # Scaling the n queries costs n * d operations; scaling the scores would cost
         # n * m.
@@ -81,54 +80,6 @@ class DotProductAttention(nn.Module):
         scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
-
-
-def fused_attention(
-    queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
-    dropout: float = 0.0,
-) -> Tensor:
-    """softmax(Q K^T / sqrt(d)) V by PyTorch's fused kernel, which never stores the
-    weights.
-
-    queries (batch, heads, n, d), keys (batch, heads, m, d), values (batch, heads, m, v)
-    -> (batch, heads, n, v); valid_lens: None, (batch,) or (batch, n), as in
-    masked_softmax.
-    A query of valid length 0 gets the output 0, as its all-zero weights would give.
-    """
-    checks.check_qkv(queries, keys, values, same_size=True, heads=True)
-    batch, _, n, _ = queries.shape
-    m = keys.shape[-2]
-    valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
-    if valid_lens is None:
-        return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
-    # (batch, 1, 1 or n, 1)
-    lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)
-    # kernel: NaN or 0 by backend and version; show every key, zero below
-    empty = lens == 0
-    keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
-    out = F.scaled_dot_product_attention(
-        queries, keys, values, attn_mask=keep, dropout_p=dropout
-    )
-    return out.masked_fill(empty, 0.0)
-
-
-@contextlib.contextmanager
-def fast_attention(model: nn.Module):
-    """Inside the block, every attention layer of model (each module with a need_weights
-    attribute) takes the fused fast path and keeps no weights; leaving restores them."""
-    if not isinstance(model, nn.Module):
-        raise ValueError(
-            f"fast_attention expects an nn.Module, got {type(model).__name__}"
-        )
-    layers = [module for module in model.modules() if hasattr(module, "need_weights")]
-    saved = [module.need_weights for module in layers]
-    for module in layers:
-        module.need_weights = False
-    try:
-        yield model
-    finally:
-        for module, flag in zip(layers, saved):
-            module.need_weights = flag
 
 
 class AdditiveAttention(nn.Module):
@@ -187,7 +138,5 @@ class AdditiveAttention(nn.Module):
 __all__ = [
     "AdditiveAttention",
     "DotProductAttention",
-    "fast_attention",
-    "fused_attention",
     "masked_softmax",
 ]

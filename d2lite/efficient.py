@@ -6,6 +6,7 @@ by `python -m tools.export`; edit the chapter, not this file.
 
 # ruff: noqa: I001  (imports stay in the order the chapter introduces them)
 
+import contextlib
 import math
 import weakref
 
@@ -19,6 +20,49 @@ import d2lite as d2l
 from d2lite import checks
 
 
+def _tensors(tree) -> list[Tensor]:
+    return [x for x in tree_leaves(tree) if isinstance(x, Tensor)]
+
+
+class PeakMemory(TorchDispatchMode):
+    """Bytes of the tensors created inside the block: peak is the most alive at once.
+
+    with PeakMemory() as mem: ... then mem.peak (bytes), mem.live (still alive).
+    Every ATen operator is seen; a storage counts from its creation until it is
+    freed, and views or in-place results of an input add nothing. Buffers
+    private to a kernel are not seen.
+    Built on PyTorch's private torch.utils._python_dispatch and
+    torch.utils._pytree (checked with PyTorch 2.13); they may change between
+    versions.
+    """
+
+    def __enter__(self) -> "PeakMemory":
+        self.live, self.peak, self._alive = 0, 0, {}
+        return super().__enter__()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {t.untyped_storage().data_ptr() for t in _tensors((args, kwargs))}
+        for t in _tensors(out):
+            storage = t.untyped_storage()
+            ptr, size = storage.data_ptr(), storage.nbytes()
+            if size == 0 or ptr in inputs or ptr in self._alive:
+                # empty, a view or in-place result of an input, or counted already
+                continue
+            self.live += size
+            self.peak = max(self.peak, self.live)
+            # The storage's Python object dies with the storage: then the bytes
+            # are free.
+            self._alive[ptr] = weakref.ref(
+                storage, lambda _, p=ptr, s=size: self._free(p, s)
+            )
+        return out
+
+    def _free(self, ptr: int, size: int) -> None:
+        self.live -= size
+        self._alive.pop(ptr, None)
+
+
 def tiled_attention(
     q: Tensor, k: Tensor, v: Tensor, block_size: int = 64, causal: bool = False
 ) -> Tensor:
@@ -26,7 +70,7 @@ def tiled_attention(
     softmax.
 
     q (..., n, d), k (..., m, d), v (..., m, d_v) -> (..., n, d_v). Only
-    (block, block) score tiles are ever materialised; a running max and a running
+    (block, block) score tiles are ever materialized; a running max and a running
     sum rescale the partial outputs, all three kept in float32 for half-precision
     inputs. With causal=True the n queries are the last n of the m key positions
     (query i sits at position m - n + i), as with a KV cache.
@@ -77,109 +121,52 @@ def tiled_attention(
     return out
 
 
-class KVCache:
-    """Keys and values of the tokens decoded so far, along the sequence axis.
+def fused_attention(
+    queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None,
+    dropout: float = 0.0,
+) -> Tensor:
+    """softmax(Q K^T / sqrt(d)) V by PyTorch's fused kernel, which never stores the
+    weights.
 
-    The buffers are allocated ahead and doubled when full, so appending T tokens
-    one at a time copies O(T) values in all, not O(T^2) as concatenating every
-    step would. The cache keeps the dtype and device of its first keys; later
-    keys must match them.
+    queries (batch, heads, n, d), keys (batch, heads, m, d), values (batch, heads, m, v)
+    -> (batch, heads, n, v); valid_lens: None, (batch,) or (batch, n), as in
+    masked_softmax.
+    A query of valid length 0 gets the output 0, as its all-zero weights would give.
     """
-
-    def __init__(self) -> None:
-        # (..., capacity, d_k) buffers; the first len(self) rows hold the cached
-        # tokens
-        self._k: Tensor | None = None
-        self._v: Tensor | None = None
-        self._len = 0
-
-    def __len__(self) -> int:
-        return self._len
-
-    @property
-    def k(self) -> Tensor | None:
-        return None if self._k is None else self._k[..., : self._len, :]
-
-    @property
-    def v(self) -> Tensor | None:
-        return None if self._v is None else self._v[..., : self._len, :]
-
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Add k, v (..., t, d) for t new tokens; return all cached keys and values."""
-        if k.dim() < 2 or k.shape[:-1] != v.shape[:-1]:
-            raise ValueError(f"k and v disagree: {tuple(k.shape)} vs {tuple(v.shape)}")
-        if self._k is None:
-            self._k = k.new_empty(*k.shape[:-2], max(16, k.shape[-2]), k.shape[-1])
-            self._v = v.new_empty(*v.shape[:-2], self._k.shape[-2], v.shape[-1])
-        for name, new, old in (("keys", k, self._k), ("values", v, self._v)):
-            if (new.shape[:-2] != old.shape[:-2] or new.shape[-1] != old.shape[-1]
-                    or new.dtype != old.dtype or new.device != old.device):
-                raise ValueError(
-                    f"new {name} {tuple(new.shape)}, {new.dtype} on {new.device} "
-                    f"do not fit the cache {tuple(old.shape[:-2])} (..., "
-                    f"{old.shape[-1]}), {old.dtype} on {old.device}"
-                )
-        end = self._len + k.shape[-2]
-        # full: double the capacity (one copy of what is cached)
-        if end > self._k.shape[-2]:
-            capacity = max(end, 2 * self._k.shape[-2])
-            for name in ("_k", "_v"):
-                old = getattr(self, name)
-                grown = old.new_empty(*old.shape[:-2], capacity, old.shape[-1])
-                grown[..., : self._len, :] = old[..., : self._len, :]
-                setattr(self, name, grown)
-        self._k[..., self._len : end, :] = k
-        self._v[..., self._len : end, :] = v
-        self._len = end
-        return self.k, self.v
-
-    def num_bytes(self) -> int:
-        """Bytes of the cached keys and values (the buffers' spare rows not counted)."""
-        if self._k is None:
-            return 0
-        return (self.k.numel() * self.k.element_size()
-                + self.v.numel() * self.v.element_size())
+    checks.check_qkv(queries, keys, values, same_size=True, heads=True)
+    batch, _, n, _ = queries.shape
+    m = keys.shape[-2]
+    valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
+    if valid_lens is None:
+        return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
+    # (batch, 1, 1 or n, 1)
+    lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)
+    # kernel: NaN or 0 by backend and version; show every key, zero below
+    empty = lens == 0
+    keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
+    out = F.scaled_dot_product_attention(
+        queries, keys, values, attn_mask=keep, dropout_p=dropout
+    )
+    return out.masked_fill(empty, 0.0)
 
 
-class RotaryEmbedding(nn.Module):
-    """Rotary position embedding: rotate feature pairs (2i, 2i+1) by angle
-    pos * base^(-2i/dim).
-    """
-
-    def __init__(self, dim: int, max_len: int = 1024, base: float = 10000.0) -> None:
-        super().__init__()
-        dim = checks.check_scalar(dim, "dim", int, low=1)
-        if dim % 2:
-            raise ValueError(f"dim must be a positive even int, got {dim!r}")
-        max_len = checks.check_scalar(max_len, "max_len", int, low=1)
-        base = checks.check_scalar(base, "base", float, low=0, low_open=True)
-        checks.check_bytes(2 * max_len * (dim // 2) * 4,
-                           f"RotaryEmbedding(max_len={max_len})")
-        self.dim, self.max_len = dim, max_len
-        inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)
-        # (max_len, dim/2)
-        angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq
-        self.register_buffer("cos", angles.cos(), persistent=False)
-        self.register_buffer("sin", angles.sin(), persistent=False)
-
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        """x (..., seq, dim) -> same shape, position t rotated by the angles of
-        offset + t.
-        """
-        if x.dim() < 2 or x.shape[-1] != self.dim or not x.is_floating_point():
-            raise ValueError(f"expected a float tensor (..., seq, {self.dim}), got "
-                             f"{tuple(x.shape)} {x.dtype}")
-        offset = checks.check_scalar(offset, "offset", int, low=0)
-        seq = x.shape[-2]
-        if offset < 0 or offset + seq > self.max_len:
-            raise ValueError(
-                f"positions {offset}..{offset + seq - 1} exceed max_len={self.max_len}"
-            )
-        cos = self.cos[offset : offset + seq].to(x.dtype)
-        sin = self.sin[offset : offset + seq].to(x.dtype)
-        x1, x2 = x[..., 0::2], x[..., 1::2]
-        out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-        return out.flatten(-2)
+@contextlib.contextmanager
+def fast_attention(model: nn.Module):
+    """Inside the block, every attention layer of model (each module with a need_weights
+    attribute) takes the fused fast path and keeps no weights; leaving restores them."""
+    if not isinstance(model, nn.Module):
+        raise ValueError(
+            f"fast_attention expects an nn.Module, got {type(model).__name__}"
+        )
+    layers = [module for module in model.modules() if hasattr(module, "need_weights")]
+    saved = [module.need_weights for module in layers]
+    for module in layers:
+        module.need_weights = False
+    try:
+        yield model
+    finally:
+        for module, flag in zip(layers, saved):
+            module.need_weights = flag
 
 
 class GroupedQueryAttention(nn.Module):
@@ -197,7 +184,7 @@ class GroupedQueryAttention(nn.Module):
         num_kv_heads: int,
         dropout: float = 0.0,
         bias: bool = False,
-        rotary: RotaryEmbedding | None = None,
+        rotary: "RotaryEmbedding | None" = None,
     ) -> None:
         super().__init__()
         num_hiddens = checks.check_positive(num_hiddens, "num_hiddens")
@@ -236,7 +223,7 @@ class GroupedQueryAttention(nn.Module):
         valid_lens: Tensor | None = None,
         *,
         causal: bool = False,
-        cache: KVCache | None = None,
+        cache: d2l.KVCache | None = None,
     ) -> Tensor:
         """queries (b, n, d), keys/values (b, s, d) -> (b, n, d); a cache grows by
         these s tokens.
@@ -287,9 +274,51 @@ class GroupedQueryAttention(nn.Module):
         return self.W_o(out.transpose(1, 2).reshape(b, n, -1))
 
 
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding: rotate neighboring feature pairs (2i, 2i+1),
+    not the rotate-half pairs (i, i + dim/2) of many libraries, by angle
+    pos * base^(-2i/dim).
+    """
+
+    def __init__(self, dim: int, max_len: int = 1024, base: float = 10000.0) -> None:
+        super().__init__()
+        dim = checks.check_scalar(dim, "dim", int, low=1)
+        if dim % 2:
+            raise ValueError(f"dim must be a positive even int, got {dim!r}")
+        max_len = checks.check_scalar(max_len, "max_len", int, low=1)
+        base = checks.check_scalar(base, "base", float, low=0, low_open=True)
+        checks.check_bytes(2 * max_len * (dim // 2) * 4,
+                           f"RotaryEmbedding(max_len={max_len})")
+        self.dim, self.max_len = dim, max_len
+        inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)
+        # (max_len, dim/2)
+        angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """x (..., seq, dim) -> same shape, position t rotated by the angles of
+        offset + t.
+        """
+        if x.dim() < 2 or x.shape[-1] != self.dim or not x.is_floating_point():
+            raise ValueError(f"expected a float tensor (..., seq, {self.dim}), got "
+                             f"{tuple(x.shape)} {x.dtype}")
+        offset = checks.check_scalar(offset, "offset", int, low=0)
+        seq = x.shape[-2]
+        if offset < 0 or offset + seq > self.max_len:
+            raise ValueError(
+                f"positions {offset}..{offset + seq - 1} exceed max_len={self.max_len}"
+            )
+        cos = self.cos[offset : offset + seq].to(x.dtype)
+        sin = self.sin[offset : offset + seq].to(x.dtype)
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+        return out.flatten(-2)
+
+
 class RMSNorm(nn.Module):
-    """Root-mean-square normalisation: x / sqrt(mean(x^2) + eps) * weight; no
-    centring, no bias.
+    """Root-mean-square normalization: x / sqrt(mean(x^2) + eps) * weight; no
+    centering, no bias.
     """
 
     def __init__(self, dim: int, eps: float = 1e-6) -> None:
@@ -309,129 +338,12 @@ class RMSNorm(nn.Module):
         return (normed * self.weight).to(x.dtype)
 
 
-class TinyDecoderLM(nn.Module):
-    """A decoder-only language model: pre-norm blocks of grouped-query attention
-    with rotary positions (or, with sinusoidal=True, the sinusoidal encoding of
-    chapter 7 added to the embeddings) and a GELU FFN, RMSNorm throughout.
-    generate() decodes greedily, with or without one KVCache per block."""
-
-    def __init__(self, vocab_size: int, num_hiddens: int, num_heads: int,
-                 num_kv_heads: int, num_blks: int, max_len: int = 1024,
-                 sinusoidal: bool = False) -> None:  # fmt: skip
-        super().__init__()
-        vocab_size = checks.check_positive(vocab_size, "vocab_size")
-        num_blks = checks.check_positive(num_blks, "num_blks")
-        self.embedding = nn.Embedding(vocab_size, num_hiddens)
-        rotary = (None if sinusoidal
-                  else RotaryEmbedding(num_hiddens // num_heads, max_len))
-        self.pos_encoding = (d2l.PositionalEncoding(num_hiddens, max_len=max_len)
-                             if sinusoidal else None)
-        self.blks = nn.ModuleList()
-        for _ in range(num_blks):
-            self.blks.append(nn.ModuleDict({
-                "norm1": RMSNorm(num_hiddens),
-                "attn": GroupedQueryAttention(num_hiddens, num_heads, num_kv_heads,
-                                              rotary=rotary),
-                "norm2": RMSNorm(num_hiddens),
-                "ffn": nn.Sequential(nn.Linear(num_hiddens, 4 * num_hiddens), nn.GELU(),
-                                     nn.Linear(4 * num_hiddens, num_hiddens)),
-            }))
-        self.norm = RMSNorm(num_hiddens)
-        self.dense = nn.Linear(num_hiddens, vocab_size)
-
-    def forward(self, tokens: Tensor, caches: list[KVCache] | None = None) -> Tensor:
-        """tokens (batch, steps) -> logits (batch, steps, vocab); caches grow by
-        steps.
-        """
-        if caches is not None and len(caches) != len(self.blks):
-            raise ValueError(
-                f"need one cache per block ({len(self.blks)}), got {len(caches)}"
-            )
-        with checks.token_door(tokens, self.embedding.num_embeddings, name="tokens"):
-            return self._logits(tokens, caches)
-
-    def _logits(self, tokens: Tensor, caches: list[KVCache] | None) -> Tensor:
-        X = self.embedding(tokens)
-        if self.pos_encoding is not None:
-            start = 0 if caches is None else len(caches[0])
-            if start + X.shape[1] > self.pos_encoding.P.shape[1]:
-                raise ValueError(
-                    f"positions beyond max_len={self.pos_encoding.P.shape[1]}"
-                )
-            X = X + self.pos_encoding.P[:, start : start + X.shape[1]].to(X.dtype)
-        for i, blk in enumerate(self.blks):
-            H = blk["norm1"](X)
-            X = X + blk["attn"](H, H, H, causal=True,
-                                cache=None if caches is None else caches[i])
-            X = X + blk["ffn"](blk["norm2"](X))
-        return self.dense(self.norm(X))
-
-    @torch.no_grad()
-    def generate(self, prompt: Tensor, steps: int, use_cache: bool = True) -> Tensor:
-        """Greedy decoding: prompt (batch, p) -> (batch, p + steps)."""
-        steps = checks.check_scalar(steps, "steps", int, low=0)
-        tokens = prompt
-        caches = [KVCache() for _ in self.blks] if use_cache else None
-        new = prompt
-        for _ in range(steps):
-            # With a cache only the newest tokens go in; without one the whole
-            # prefix is redone.
-            logits = self(new, caches) if use_cache else self(tokens)
-            nxt = logits[:, -1].argmax(-1, keepdim=True)
-            tokens = torch.cat([tokens, nxt], dim=1)
-            new = nxt
-        return tokens
-
-
-def _tensors(tree) -> list[Tensor]:
-    return [x for x in tree_leaves(tree) if isinstance(x, Tensor)]
-
-
-class PeakMemory(TorchDispatchMode):
-    """Bytes of the tensors created inside the block: peak is the most alive at once.
-
-    with PeakMemory() as mem: ... then mem.peak (bytes), mem.live (still alive).
-    Every ATen operator is seen; a storage counts from its creation until it is
-    freed, and views or in-place results of an input add nothing. Buffers
-    private to a kernel are not seen.
-    Built on PyTorch's private torch.utils._python_dispatch and
-    torch.utils._pytree (checked with PyTorch 2.13); they may change between
-    versions.
-    """
-
-    def __enter__(self) -> "PeakMemory":
-        self.live, self.peak, self._alive = 0, 0, {}
-        return super().__enter__()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        inputs = {t.untyped_storage().data_ptr() for t in _tensors((args, kwargs))}
-        for t in _tensors(out):
-            storage = t.untyped_storage()
-            ptr, size = storage.data_ptr(), storage.nbytes()
-            if size == 0 or ptr in inputs or ptr in self._alive:
-                # empty, a view or in-place result of an input, or counted already
-                continue
-            self.live += size
-            self.peak = max(self.peak, self.live)
-            # The storage's Python object dies with the storage: then the bytes
-            # are free.
-            self._alive[ptr] = weakref.ref(
-                storage, lambda _, p=ptr, s=size: self._free(p, s)
-            )
-        return out
-
-    def _free(self, ptr: int, size: int) -> None:
-        self.live -= size
-        self._alive.pop(ptr, None)
-
-
 __all__ = [
     "GroupedQueryAttention",
-    "KVCache",
     "PeakMemory",
     "RMSNorm",
     "RotaryEmbedding",
-    "TinyDecoderLM",
+    "fast_attention",
+    "fused_attention",
     "tiled_attention",
 ]

@@ -282,14 +282,78 @@ class BPETokenizer:
         return out
 
 
+class KVCache:
+    """Keys and values of the tokens decoded so far, along the sequence axis.
+
+    The buffers are allocated ahead and doubled when full, so appending T tokens
+    one at a time copies O(T) values in all, not O(T^2) as concatenating every
+    step would. The cache keeps the dtype and device of its first keys; later
+    keys must match them.
+    """
+
+    def __init__(self) -> None:
+        # (..., capacity, d_k) buffers; the first len(self) rows hold the cached
+        # tokens
+        self._k: Tensor | None = None
+        self._v: Tensor | None = None
+        self._len = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    @property
+    def k(self) -> Tensor | None:
+        return None if self._k is None else self._k[..., : self._len, :]
+
+    @property
+    def v(self) -> Tensor | None:
+        return None if self._v is None else self._v[..., : self._len, :]
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add k, v (..., t, d) for t new tokens; return all cached keys and values."""
+        if k.dim() < 2 or k.shape[:-1] != v.shape[:-1]:
+            raise ValueError(f"k and v disagree: {tuple(k.shape)} vs {tuple(v.shape)}")
+        if self._k is None:
+            self._k = k.new_empty(*k.shape[:-2], max(16, k.shape[-2]), k.shape[-1])
+            self._v = v.new_empty(*v.shape[:-2], self._k.shape[-2], v.shape[-1])
+        for name, new, old in (("keys", k, self._k), ("values", v, self._v)):
+            if (new.shape[:-2] != old.shape[:-2] or new.shape[-1] != old.shape[-1]
+                    or new.dtype != old.dtype or new.device != old.device):
+                raise ValueError(
+                    f"new {name} {tuple(new.shape)}, {new.dtype} on {new.device} "
+                    f"do not fit the cache {tuple(old.shape[:-2])} (..., "
+                    f"{old.shape[-1]}), {old.dtype} on {old.device}"
+                )
+        end = self._len + k.shape[-2]
+        # full: double the capacity (one copy of what is cached)
+        if end > self._k.shape[-2]:
+            capacity = max(end, 2 * self._k.shape[-2])
+            for name in ("_k", "_v"):
+                old = getattr(self, name)
+                grown = old.new_empty(*old.shape[:-2], capacity, old.shape[-1])
+                grown[..., : self._len, :] = old[..., : self._len, :]
+                setattr(self, name, grown)
+        self._k[..., self._len : end, :] = k
+        self._v[..., self._len : end, :] = v
+        self._len = end
+        return self.k, self.v
+
+    def num_bytes(self) -> int:
+        """Bytes of the cached keys and values (the buffers' spare rows not counted)."""
+        if self._k is None:
+            return 0
+        return (self.k.numel() * self.k.element_size()
+                + self.v.numel() * self.v.element_size())
+
+
 class GPTBlock(nn.Module):
     """Pre-norm decoder block: X + attention(LN(X)) under a causal mask, then
     X + FFN(LN(X)).
 
-    forward(X, past=None): X (batch, steps, num_hiddens); past (batch, p,
-    num_hiddens) holds the normalized inputs of the p earlier positions (the
-    cache). Returns the output and the normalized inputs of all p + steps
-    positions, the next call's past.
+    forward(X, cache=None): X (batch, steps, num_hiddens) -> same shape. Only the
+    steps new positions are projected; a KVCache holding the keys and values of
+    the p earlier positions (per head) receives theirs, and the queries attend
+    to all p + steps.
     """
 
     def __init__(self, num_hiddens: int, num_heads: int, dropout: float) -> None:
@@ -303,27 +367,39 @@ class GPTBlock(nn.Module):
         )
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, X: Tensor, past: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, X: Tensor, cache: KVCache | None = None) -> Tensor:
         # shapes only, no values
         checks.check_features(X, size=self.ln1.normalized_shape[0])
+        mha, heads = self.attention, self.attention.num_heads
         H = self.ln1(X)
-        keys = H if past is None else torch.cat((past, H), dim=1)
+        # the new positions only, as views (batch, heads, steps, head width)
+        q, k, v = (W(H).unflatten(-1, (heads, -1)).transpose(1, 2)
+                   for W in (mha.W_q, mha.W_k, mha.W_v))  # fmt: skip
+        if cache is not None:
+            k, v = cache.append(k, v)  # now the keys and values of all p + steps
         batch, steps = X.shape[:2]
-        p = keys.shape[1] - steps  # positions before this call
+        p = k.shape[2] - steps  # positions before this call
         # The causal mask as valid lengths: the query at p + t sees keys 0 .. p + t.
-        valid_lens = (p + torch.arange(1, steps + 1, device=X.device)).repeat(batch, 1)
-        X = X + self.dropout(self.attention(H, keys, keys, valid_lens))
-        X = X + self.dropout(self.ffn(self.ln2(X)))
-        return X, keys
+        valid_lens = (p + torch.arange(1, steps + 1, device=X.device)).expand(batch, -1)
+        if mha.attention.need_weights:  # taught path: heads in the batch axis
+            out = mha.attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
+                                valid_lens.repeat_interleave(heads, dim=0))
+            out = out.unflatten(0, (batch, heads))
+        else:  # the fused fast path (sec-fast-path) takes the heads as they are
+            drop = mha.attention.dropout.p if self.training else 0.0
+            out = d2l.fused_attention(q, k, v, valid_lens, drop)
+        X = X + self.dropout(mha.W_o(out.transpose(1, 2).flatten(2)))
+        return X + self.dropout(self.ffn(self.ln2(X)))
 
 
 class GPT(nn.Module):
-    """A decoder-only Transformer language model (GPT-2's layout, small).
+    """A small decoder-only Transformer language model.
 
     Token and learned position embeddings, num_blks pre-norm GPTBlocks, a final
     LayerNorm and an output layer that shares its weight with the token embedding
-    (weight tying).
-    forward(tokens): ids (batch, steps), steps <= max_len ->
+    (weight tying): GPT-2's arrangement, but with a ReLU FFN and every matrix
+    drawn from N(0, 0.02^2) (no 1/sqrt(2 num_blks) scaling of the residual
+    projections). forward(tokens): ids (batch, steps), steps <= max_len ->
     logits (batch, steps, vocab_size).
     """
 
@@ -345,18 +421,18 @@ class GPT(nn.Module):
         self.ln = nn.LayerNorm(num_hiddens)
         self.head = nn.Linear(num_hiddens, vocab_size, bias=False)
         self.head.weight = self.embedding.weight  # weight tying: one matrix, two uses
-        for param in self.parameters():  # GPT-2's small initial weights
+        for param in self.parameters():  # small initial weights, as in GPT-2
             if param.dim() == 2:
                 nn.init.normal_(param, std=0.02)
 
-    def forward(self, tokens: Tensor, cache: list | None = None) -> Tensor:
+    def forward(self, tokens: Tensor, cache: list[KVCache] | None = None) -> Tensor:
         """tokens (batch, steps) -> logits (batch, steps, vocab_size); a cache
-        (init_cache) is read and grows by steps positions."""
+        (init_cache: one KVCache per block) is read and grows by steps positions."""
         checks.check_tokens(tokens, "tokens")
         if cache is not None and len(cache) != len(self.blks):
             raise ValueError(f"cache must hold one entry per block ({len(self.blks)}), "
                              f"got {len(cache)}")
-        p = 0 if cache is None or cache[0] is None else cache[0].shape[1]
+        p = 0 if cache is None else len(cache[0])
         if p + tokens.shape[1] > self.max_len:
             raise ValueError(f"tokens: {p + tokens.shape[1]} positions exceed max_len "
                              f"{self.max_len}")
@@ -365,14 +441,12 @@ class GPT(nn.Module):
             positions = torch.arange(p, p + tokens.shape[1], device=tokens.device)
             X = self.dropout(self.embedding(tokens) + self.pos_embedding(positions))
             for i, blk in enumerate(self.blks):
-                X, keys = blk(X, None if cache is None else cache[i])
-                if cache is not None:
-                    cache[i] = keys
+                X = blk(X, None if cache is None else cache[i])
             return self.head(self.ln(X))
 
-    def init_cache(self) -> list:
-        """An empty cache: one entry per block, filled by forward."""
-        return [None] * len(self.blks)
+    def init_cache(self) -> list[KVCache]:
+        """An empty cache: one KVCache per block, filled by forward."""
+        return [KVCache() for _ in self.blks]
 
     @torch.no_grad()
     def generate(self, prompt: Tensor, max_new_tokens: int, *, temperature: float = 1.0,
@@ -457,6 +531,7 @@ __all__ = [
     "BPETokenizer",
     "GPT",
     "GPTBlock",
+    "KVCache",
     "join_jamo",
     "learn_merges",
     "sample_next_token",

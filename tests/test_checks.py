@@ -376,8 +376,8 @@ BAD = [
     ("RMSNorm", lambda: d2l.RMSNorm(D)(torch.randn(2, 4)),
      r"expected a float tensor with last dim 8, got \(2, 4\)"),
     (
-        "TinyDecoderLM",
-        lambda: d2l.TinyDecoderLM(10, D, H, 1, 1)(TOKENS[0]),
+        "GPT",
+        lambda: d2l.GPT(10, D, H, 1, 8)(TOKENS[0] % 10),
         r"tokens must be token ids of shape \(batch, steps\), got shape \(5,\)",
     ),
     # -- chapter 10: tokenization and decoder-only language models

@@ -119,8 +119,8 @@ def test_the_transformer_doors_still_refuse_bad_values():
         net.decoder(Y, state)
 
 
-def test_the_tiny_lm_reads_its_tokens_once():
-    lm = d2l.TinyDecoderLM(20, 16, 4, 2, 2)
+def test_the_gpt_reads_its_tokens_once():
+    lm = d2l.GPT(20, 16, 4, 2, 16)
     assert host_reads(lambda: lm(torch.randint(0, 20, (2, 9)))) == 1
 
 

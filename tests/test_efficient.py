@@ -187,27 +187,25 @@ def test_rmsnorm():
         d2l.RMSNorm(0)
 
 
-def test_tiny_decoder_lm_generates_the_same_tokens_with_and_without_cache():
+def test_gqa_with_rotary_positions_decodes_with_a_cache_as_in_one_pass():
+    """Rotary positions follow the cache: token by token (offset = cached length) equals
+    the whole causal pass."""
     torch.manual_seed(0)
-    lm = d2l.TinyDecoderLM(20, 32, 4, 2, 2, max_len=64).eval()
-    prompt = torch.randint(0, 20, (2, 5))
-    a = lm.generate(prompt, 12, use_cache=True)
-    b = lm.generate(prompt, 12, use_cache=False)
-    assert a.shape == (2, 17) and torch.equal(a, b)
-    assert lm(prompt).shape == (2, 5, 20)
-    with pytest.raises(ValueError, match="one cache per block"):
-        lm(prompt, [d2l.KVCache()])
-    with pytest.raises(ValueError, match="tokens"):
-        lm(torch.zeros(5, dtype=torch.long))
+    attn = d2l.GroupedQueryAttention(32, 4, 2, rotary=d2l.RotaryEmbedding(8, 16)).eval()
+    x = torch.randn(2, 9, 32)
+    with torch.no_grad():
+        full = attn(x, x, x, causal=True)
+        cache = d2l.KVCache()
+        steps = [attn(x[:, :4], x[:, :4], x[:, :4], causal=True, cache=cache)]
+        steps += [attn(x[:, t : t + 1], x[:, t : t + 1], x[:, t : t + 1], causal=True,
+                       cache=cache) for t in range(4, 9)]  # fmt: skip
+    torch.testing.assert_close(torch.cat(steps, 1), full, rtol=0, atol=1e-5)
+    assert len(cache) == 9 and cache.k.shape == (2, 2, 9, 8)
 
 
-def test_tiny_decoder_lm_sinusoidal_cache_matches_full_pass():
-    torch.manual_seed(0)
-    lm = d2l.TinyDecoderLM(20, 32, 4, 4, 2, max_len=16, sinusoidal=True).eval()
-    prompt = torch.randint(0, 20, (1, 3))
-    assert torch.equal(lm.generate(prompt, 6, True), lm.generate(prompt, 6, False))
-    with pytest.raises(ValueError, match="max_len"):
-        lm(torch.zeros(1, 17, dtype=torch.long))
+def test_there_is_one_language_model_class_and_one_cache():
+    assert not hasattr(d2l, "TinyDecoderLM")
+    assert d2l.KVCache is d2l.lm.KVCache and not hasattr(d2l.efficient, "KVCache")
 
 
 # -- half precision, one causal convention, no silent upcast (issue 23) ------------------------
@@ -306,13 +304,3 @@ def test_rotary_refuses_integers_bad_bases_and_absurd_tables():
             d2l.RotaryEmbedding(8, base=base)
     with pytest.raises(ValueError, match=r"would need .* GiB"):
         d2l.RotaryEmbedding(64, max_len=10**9)
-
-
-def test_the_tiny_lm_checks_its_tokens_and_steps_at_the_door():
-    lm = d2l.TinyDecoderLM(20, 16, 4, 2, 1)
-    with pytest.raises(ValueError, match=r"tokens must hold token ids in \[0, 20\)"):
-        lm(torch.tensor([[3, 25]]))
-    with pytest.raises(ValueError, match="steps must be a non-negative int"):
-        lm.generate(torch.tensor([[1, 2]]), -3)
-    with pytest.raises(ValueError, match="steps must be a non-negative int"):
-        lm.generate(torch.tensor([[1, 2]]), True)

@@ -1,5 +1,6 @@
 """Unit tests for chapter 10's exported code (d2lite.lm) and the shipped corpus (d2lite.prose)."""
 
+import contextlib
 import random
 import unicodedata
 
@@ -210,6 +211,67 @@ def test_cached_logits_equal_full_logits(net):
     cache = net.init_cache()
     steps = [net(X[:, :5], cache)] + [net(X[:, i : i + 1], cache) for i in range(5, 12)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-5, atol=1e-5)
+
+
+def _greedy_with_logits(net, prompt, steps, use_cache):
+    """Greedy decoding by hand: the tokens and the logits each step chose from."""
+    tokens, chosen_from = prompt, []
+    cache = net.init_cache() if use_cache else None
+    new = prompt
+    with torch.no_grad():
+        for _ in range(steps):
+            logits = (net(new, cache) if use_cache else net(tokens))[:, -1]
+            chosen_from.append(logits)
+            new = logits.argmax(-1, keepdim=True)
+            tokens = torch.cat([tokens, new], dim=1)
+    return tokens, torch.stack(chosen_from, 1)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_greedy_generation_with_and_without_the_cache_agree(net, fast):
+    prompt = torch.randint(0, 50, (2, 3), generator=d2l.generator(6))
+    with d2l.fast_attention(net) if fast else contextlib.nullcontext():
+        a, logits_a = _greedy_with_logits(net, prompt, 18, use_cache=True)
+        b, logits_b = _greedy_with_logits(net, prompt, 18, use_cache=False)
+    assert logits_a.dtype == torch.float32 and torch.equal(a, b)
+    torch.testing.assert_close(logits_a, logits_b, rtol=0, atol=1e-5)
+    assert torch.equal(net.generate(prompt, 18, top_k=1), a)
+
+
+def test_the_cache_holds_keys_and_values_per_head_and_block(net):
+    cache = net.init_cache()
+    net(torch.randint(0, 50, (3, 7), generator=d2l.generator(7)), cache)
+    net(torch.randint(0, 50, (3, 1), generator=d2l.generator(8)), cache)
+    assert len(cache) == 2 and all(isinstance(c, d2l.KVCache) for c in cache)
+    assert all(len(c) == 8 and c.k.shape == c.v.shape == (3, 4, 8, 8) for c in cache)
+    # 2 blocks x (keys, values) x 32 features x 4 bytes per token of each sequence
+    assert sum(c.num_bytes() for c in cache) == 3 * 8 * 2 * 2 * 32 * 4
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_cached_step_projects_one_token_and_attends_over_the_context(fast):
+    """FLOPs of one cached step: the projections, FFN and output layer cost the same at
+    every context length; only attention grows, by 2 (scores) + 2 (weighted sum) FLOPs per
+    feature per cached key in each block."""
+    d2l.set_seed(0)
+    vocab, d, blocks = 40, 16, 3
+    model = d2l.GPT(vocab, d, 4, blocks, 64).eval()
+    X = torch.randint(0, vocab, (1, 64), generator=d2l.generator(9))
+
+    def step(t, use_cache):
+        with torch.no_grad(), d2l.fast_attention(model) if fast else contextlib.nullcontext():
+            if not use_cache:
+                return d2l.count_flops(lambda: model(X[:, : t + 1]))
+            cache = model.init_cache()
+            model(X[:, :t], cache)
+            return d2l.count_flops(lambda: model(X[:, t : t + 1], cache))
+
+    projections = blocks * (4 * 2 * d * d + 2 * 2 * d * 4 * d) + 2 * d * vocab
+    for t in (1, 8, 31, 63):
+        attention = blocks * 4 * d * (t + 1)
+        assert step(t, True) == projections + attention
+        # without the cache all t + 1 positions are projected again
+        assert step(t, False) == (t + 1) * projections + blocks * 4 * d * (t + 1) ** 2
 
 
 def test_generate_accepts_one_prompt_and_restores_training_mode():
