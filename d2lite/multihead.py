@@ -76,7 +76,7 @@ class MultiHeadAttention(nn.Module):
             project(value_size),
         )
         self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-        # False: the fused fast path of chapter 4 (d2l.fast_attention)
+        # False: the fused fast path of chapter 11 (d2l.fast_attention)
         self.need_weights = True
 
     def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
