@@ -10,7 +10,9 @@ loads). Its one argument is a JSON object::
 ``stop`` and ``skip`` are code-cell numbers counted from 1 (as nbval numbers them). For each seed
 the worker sets ``D2LITE_SEED_OFFSET``, runs cells 1..stop in a fresh namespace (a cell that
 raises is recorded and the run goes on, so that later failures are seen too), evaluates the
-watch expressions, and prints ``{"seed": ..., "failures": [...], "values": {...}, "wall": ...}``.
+watch expressions, and prints ``{"seed": ..., "failures": [...], "values": {...}, "wall": ...}``
+(with ``"verbose": true`` it also writes what the cells printed to standard error).
+``tools.seed_study`` runs its chapters through this worker too.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ def code_cells(source: str) -> list[str]:
                       if not line.lstrip().startswith(("%", "!"))) for c in cells]
 
 
-def run_cells(cells: list[str], stop: int, skip: set[int]) -> tuple[dict, list[dict]]:
-    """Execute cells 1..stop (leaving out ``skip``) in a new namespace; return it and failures."""
+def run_cells(cells: list[str], stop: int, skip: set[int],
+              shown: io.StringIO | None = None) -> tuple[dict, list[dict]]:
+    """Execute cells 1..stop (leaving out ``skip``) in a new namespace; return it and failures.
+    What the cells print goes to ``shown`` (or nowhere)."""
     import matplotlib.pyplot as plt
 
     scope: dict = {"__name__": "__main__"}
@@ -43,7 +47,7 @@ def run_cells(cells: list[str], stop: int, skip: set[int]) -> tuple[dict, list[d
         if number in skip:
             continue
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(shown if shown is not None else io.StringIO()):
                 exec(compile(source, f"cell {number}", "exec"), scope)
         except Exception as error:  # a failing cell is a result: the run goes on
             frames = [f for f in traceback.extract_tb(error.__traceback__)
@@ -56,11 +60,13 @@ def run_cells(cells: list[str], stop: int, skip: set[int]) -> tuple[dict, list[d
 
 
 def watch_values(scope: dict, watch: dict[str, str]) -> dict[str, float | str]:
-    """Each watch expression evaluated in ``scope``: a float, or the error it raised."""
+    """Each watch expression evaluated in ``scope``: a float, the repr of a value that is no
+    number, or the error it raised."""
     values: dict[str, float | str] = {}
     for name, expression in watch.items():
         try:
-            values[name] = float(eval(expression, scope))
+            value = eval(expression, scope)
+            values[name] = float(value) if hasattr(value, "__float__") else repr(value)
         except Exception as error:
             values[name] = f"error: {type(error).__name__}: {error}"[:200]
     return values
@@ -75,10 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     for seed in spec["seeds"]:
         os.environ["D2LITE_SEED_OFFSET"] = str(seed)
         start = time.perf_counter()
-        scope, failures = run_cells(cells, spec["stop"], set(spec["skip"]))
+        shown = io.StringIO()
+        scope, failures = run_cells(cells, spec["stop"], set(spec["skip"]), shown)
         result = {"seed": seed, "failures": failures,
                   "values": watch_values(scope, spec["watch"]),
                   "wall": round(time.perf_counter() - start, 1)}
+        if spec.get("verbose"):
+            print(shown.getvalue(), file=sys.stderr, flush=True)
         print(json.dumps(result), flush=True)
     return 0
 

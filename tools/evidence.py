@@ -287,7 +287,7 @@ def _entry_text(entry: dict, data: dict, lang: str) -> str:
     if lang == "ko":
         lines.append(f"**{w['sweep']}.** 시드 {seeds}, 경로 {paths}: 모두 {s['runs']}번. "
                      f"각 실행은 장의 코드를 처음부터 이 검사까지 돌립니다"
-                     + (f"(그림만 그리는 코드 {len(data['skipped_cells'])}개는 건너뜀)."
+                     + (f"(이 검사에 필요 없는 코드 {len(data['skipped_cells'])}개는 건너뜀)."
                         if data["skipped_cells"] else "."))
         held = f"**{w['result']}.** {s['runs']}번 가운데 {s['held']}번 통과했습니다"
         held += "." if not failed_cells else (
@@ -295,7 +295,7 @@ def _entry_text(entry: dict, data: dict, lang: str) -> str:
     else:
         lines.append(f"**{w['sweep']}.** Seeds {seeds} on paths {paths}: {s['runs']} runs. "
                      f"Each runs the chapter's code from the start up to this check"
-                     + (f" (skipping {len(data['skipped_cells'])} cells that only draw)."
+                     + (f" (skipping {len(data['skipped_cells'])} cells this check does not need)."
                         if data["skipped_cells"] else "."))
         held = f"**{w['result']}.** {s['held']} of {s['runs']} runs passed"
         held += "." if not failed_cells else (

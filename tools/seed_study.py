@@ -27,46 +27,6 @@ from pathlib import Path
 
 from tools.portable import ROOT, SIMD_PATHS, chapter_sources, run_env
 
-_WORKER = r"""
-import contextlib, io, json, os, sys, time, traceback
-import jupytext, matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-spec = json.loads(sys.argv[1])
-cells = [c for c in jupytext.read(spec["source"]).cells if c.cell_type == "code"]
-for offset in spec["offsets"]:
-    os.environ["D2LITE_SEED_OFFSET"] = str(offset)
-    scope, failures, start = {"__name__": "__main__"}, [], time.perf_counter()
-    shown = io.StringIO()
-    for number, cell in enumerate(cells[: spec["upto"]], start=1):
-        if number in spec["skip"]:
-            continue
-        # IPython magics and shell lines (%matplotlib, !pip) mean nothing outside a kernel
-        source = "\n".join(line for line in cell.source.splitlines()
-                           if not line.lstrip().startswith(("%", "!")))
-        try:
-            with contextlib.redirect_stdout(shown):
-                exec(compile(source, f"cell {number}", "exec"), scope)
-        except Exception as error:  # a failing cell is a result, the run goes on
-            frames = [f for f in traceback.extract_tb(error.__traceback__)
-                      if f.filename == f"cell {number}"]
-            line = source.splitlines()[frames[-1].lineno - 1].strip() if frames else ""
-            failures.append({"cell": number, "error": f"{type(error).__name__}: {error}"[:300],
-                             "source": line[:140]})
-        plt.close("all")
-    values = {}
-    for expression in spec["watch"]:
-        try:
-            value = eval(expression, scope)
-            values[expression] = float(value) if hasattr(value, "__float__") else repr(value)
-        except Exception as error:
-            values[expression] = f"error: {type(error).__name__}: {error}"[:200]
-    if spec["verbose"]:
-        print(shown.getvalue(), file=sys.stderr, flush=True)
-    print(json.dumps({"offset": offset, "wall": round(time.perf_counter() - start, 1),
-                      "failures": failures, "values": values}), flush=True)
-"""
-
 
 def parse_offsets(text: str) -> list[int]:
     """``"300-399"``, ``"5"`` or ``"1,4,9"`` (also mixed: ``"0-3,10"``) as a list of offsets."""
@@ -141,18 +101,20 @@ def main(argv: list[str] | None = None) -> int:
         skip = sorted({int(s) for s in args.skip.split(",") if s.strip()})
     except ValueError:
         raise SystemExit(f"--skip takes cell numbers like 12,14, got {args.skip!r}") from None
-    spec = {"source": str(source), "offsets": parse_offsets(args.offsets), "upto": args.upto,
-            "skip": skip, "watch": args.watch, "verbose": args.verbose}
-    env = run_env(args.simd)  # the worker sets D2LITE_SEED_OFFSET per offset
+    # tools.cell_runner (also the evidence appendix's runner) sets D2LITE_SEED_OFFSET per seed
+    spec = {"source": str(source), "seeds": parse_offsets(args.offsets), "stop": args.upto,
+            "skip": skip, "watch": {e: e for e in args.watch}, "verbose": args.verbose}
     results = []
-    with subprocess.Popen([sys.executable, "-c", _WORKER, json.dumps(spec)], env=env,
-                          cwd=ROOT / "book", stdout=subprocess.PIPE, text=True) as worker:
+    with subprocess.Popen([sys.executable, "-m", "tools.cell_runner", json.dumps(spec)],
+                          env=run_env(args.simd), cwd=ROOT / "book", stdout=subprocess.PIPE,
+                          text=True) as worker:
         assert worker.stdout is not None
         for line in worker.stdout:
-            if not line.startswith('{"offset"'):  # something printed past the cells' capture
+            if not line.startswith('{"seed"'):  # something printed past the cells' capture
                 print(line, end="", file=sys.stderr)
                 continue
             result = json.loads(line)
+            result["offset"] = result.pop("seed")
             results.append(result)
             mark = "ok  " if not result["failures"] else "FAIL"
             values = " | ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
