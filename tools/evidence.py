@@ -280,7 +280,7 @@ def _entry_text(entry: dict, data: dict, lang: str) -> str:
     seeds = _seeds_text(data["seeds"])
     failed_cells = sorted({f["cell"] for r in data["runs"] for f in r["failures"]})
     lines = [f"**{w['claim']}.** {entry['claim'][lang].strip()}", ""]
-    lines.append(f"**{w['bound']}.** `{data['stop_line']}` "
+    lines.append(f"**{w['bound']}.** `{data['stop_line'].split('  # ')[0].rstrip()}` "
                  + (f"({entry['chapter']}, 코드 {data['stop_cell']}번)" if lang == "ko"
                     else f"({entry['chapter']}, code cell {data['stop_cell']})"))
     lines.append("")
