@@ -69,8 +69,10 @@ def paragraphs(source: Path, lang: str) -> list[str]:
 
 
 def build(book: Path = BOOK) -> dict:
-    """{'source': ..., 'ko': [paragraph, ...], 'en': [...]} from every page of ``book``."""
-    pages = sorted(book.glob("*.md"))
+    """{'source': ..., 'ko': [paragraph, ...], 'en': [...]} from every page of ``book`` but the
+    evidence appendix (generated from sweep data: rerunning a sweep must not change what
+    chapter 10's language model reads)."""
+    pages = sorted(p for p in book.glob("*.md") if p.name != "evidence.md")
     corpus = {"source": "generated from book/*.md by `python -m tools.prose`; do not edit"}
     for lang in LANGS:
         corpus[lang] = [p for page in pages for p in paragraphs(page, lang)]
