@@ -132,3 +132,28 @@ def test_build_vocabulary_is_caught(text):
 ])
 def test_plain_words_pass(text):
     assert book.build_word_problems(text, "prose") == []
+
+
+@pytest.mark.parametrize("title, bad", [
+    ("```{admonition} 함정", "함정"),
+    ("## 함정: 기울기 · Pitfall", "함정"),
+    ("```{admonition} Common pitfall", "Common pitfall"),
+    ("## 흔한 오해 · Common pitfalls", "Common pitfalls"),
+])
+def test_pitfall_titles_other_than_the_books_are_caught(tmp_path, title, bad):
+    page = tmp_path / "01_x.md"
+    page.write_text(f"---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n"
+                    f"{title}\n", encoding="utf-8")
+    problems = book.check_sources([page], glossary=None)
+    assert any(repr(bad) in p.message for p in problems), problems
+
+
+@pytest.mark.parametrize("title", [
+    "```{admonition} 흔한 오해", "```{admonition} Common misconception",
+    "## 흔한 오해 · Common misconceptions",
+])
+def test_the_books_pitfall_titles_pass(tmp_path, title):
+    page = tmp_path / "01_x.md"
+    page.write_text(f"---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n"
+                    f"{title}\n", encoding="utf-8")
+    assert not [p for p in book.check_sources([page], glossary=None) if "pitfall" in p.message]

@@ -464,8 +464,10 @@ BUILD_WORDS = re.compile(
 )
 # Pages a reader meets that may name the build: the appendix that reports the sweeps.
 BUILD_PAGES = ("evidence.md",)
-# A pitfall box has one title throughout the book.
-_PITFALL = re.compile(r"^(`{3,}|:{3,})\{admonition\}\s*함정", re.M)
+# A pitfall box or section has one title throughout the book: 흔한 오해 · Common misconception(s).
+_PITFALL = re.compile(
+    r"^(?:(?:`{3,}|:{3,})\{admonition\}|#{1,6})\s*(?:[^\n]*·\s*)?(함정|Common pitfalls?)\b",
+    re.M)
 
 
 def build_word_problems(text: str, where: str) -> list[str]:
@@ -495,8 +497,9 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
                              build_word_problems(code_comments(cell.source), "a code comment")]
         elif reader_page:
             problems += [Problem(source, i, m) for m in build_word_problems(cell.source, "prose")]
-            if _PITFALL.search(cell.source):
-                problems.append(Problem(source, i, "a pitfall box is titled 흔한 오해, not 함정"))
+            for m in _PITFALL.finditer(cell.source):
+                problems.append(Problem(source, i, "a pitfall box is titled 흔한 오해 · Common "
+                                        f"misconception, not {m.group(1)!r}"))
         if cell.cell_type != "markdown":
             i += 1
             continue
