@@ -22,8 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "_build"
+from tools.core import BUILD, ROOT
+
 DIST = BUILD / "colab" / "dist"
 VENV = BUILD / "colab-venv"
 STAMP = VENV / ".d2lite-sources"
