@@ -32,15 +32,16 @@ CHAPTER_GLOB = "[0-9][0-9]_*.md"
 
 def chapter_sources(names: Sequence[str] = (), book: Path = BOOK) -> list[Path]:
     """The chapters of the book, ``book/NN_*.md`` in file-name order (each gets reader
-    notebooks, an nbval run and a Colab-door run). ``names`` picks some by number (``"02"``)
-    or stem (``"02_bptt_lstm"``), in the order given; an unknown name is an error that lists
-    the chapters there are."""
+    notebooks, an nbval run and a Colab-door run). ``names`` picks some by number (``"2"``,
+    ``"02"``) or stem (``"02_bptt_lstm"``), in the order given; an unknown name is an error
+    that lists the chapters there are."""
     everything = sorted(book.glob(CHAPTER_GLOB))
     if not names:
         return everything
     chosen: list[Path] = []
     for name in names:
-        match = [p for p in everything if p.stem == name or p.stem.startswith(f"{name}_")]
+        match = [p for p in everything if p.stem == name or p.stem.startswith(f"{name}_")
+                 or (name.isdigit() and int(name) == int(p.stem[:2]))]
         if not match:
             raise SystemExit(f"no chapter {name!r} in {book.name}/ "
                              f"(have {[p.stem for p in everything]})")
