@@ -118,7 +118,7 @@ notebooks: install
 colab-env: install $(COLAB_BASE)
 	$(PY) -m tools.colab_env
 
-$(COLAB_BASE): pyproject.toml tools/colab_env.py
+$(COLAB_BASE): pyproject.toml tools/colab_env.py tools/core.py
 	$(PYTHON) -m tools.colab_env --base && touch $@
 
 bench: install

@@ -77,7 +77,8 @@ def test_ci_runs_exactly_the_readme_commands():
     commands = [" ".join(c) for c in commands[1:]]
     assert commands == ["make browser", "make test"], commands
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "`.ci/run` runs `make browser` (as root), then `make test`, and nothing else" in readme
+    prose = " ".join(readme.split())
+    assert "`.ci/run` runs `make browser` (as root), then `make test`, and nothing else" in prose
     assert re.search(r"^make test\s+#", readme, re.M), "the README's quick start runs make test"
 
 

@@ -191,12 +191,14 @@ def test_the_colab_env_links_the_torch_of_venv_and_what_it_needs(tmp_path, monke
     colab = tmp_path / "colab"
     target = colab / "lib" / "python3.11" / "site-packages"
     _fake_dist(target, "filelock", "3.20.0", ["filelock/__init__.py"], [])  # pip put it there
+    _fake_dist(target, "torch", "2.2.0", ["torch/__init__.py"], [])  # an older base's own torch
     monkeypatch.setattr(colab_env, "VENV", colab)
     assert colab_env.link_torch(tmp_path / "venv") == "2.9.0+cpu"
     links = sorted(p.name for p in target.iterdir() if p.is_symlink())
     assert links == ["mpmath", "mpmath-1.3.0.dist-info", "sympy", "sympy-1.14.0.dist-info",
                      "torch", "torch-2.9.0+cpu.dist-info", "torchgen"]
     assert (target / "torch").resolve() == (project / "torch").resolve()
+    assert not (target / "torch-2.2.0.dist-info").exists()  # replaced, not beside the link
     assert not (target / "filelock").is_symlink()  # what the environment has stays its own
     # again: nothing changes; a torch that .venv no longer has leaves no dangling link
     assert colab_env.link_torch(tmp_path / "venv") == "2.9.0+cpu"

@@ -145,6 +145,9 @@ def link_torch(project: Path | None = None) -> str:
     for old in target.iterdir():  # links to what .venv no longer has (an older torch)
         if old.is_symlink() and not old.exists():
             old.unlink()
+    for old in target.glob("torch-*.dist-info"):  # a torch that pip installed here before
+        if not old.is_symlink():
+            shutil.rmtree(old)
     present = {_dist_name(d.metadata["Name"]) for d in md.distributions(path=[str(target)])}
     version = ""
     for dist in torch_closure(source):

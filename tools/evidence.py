@@ -39,13 +39,12 @@ import json
 import platform
 import re
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
-from tools.core import BOOK, ROOT, SIMD_PATHS, run_env
+from tools.core import BOOK, ROOT, SIMD_PATHS, run_env, run_module
 from tools.notebooks import SEPARATOR, chapter_target
 from tools.seed_study import parse_offsets
 
@@ -195,8 +194,7 @@ def run(entry: dict, seeds: list[int] | None = None, paths: list[str] | None = N
     runs = []
     for path in paths:
         job = {"source": str(source), "seeds": seeds, "stop": stop, "skip": skip, "watch": watch}
-        done = subprocess.run([sys.executable, "-m", "tools.cell_runner", json.dumps(job)],
-                              env=run_env(path), cwd=BOOK, capture_output=True, text=True)
+        done = run_module("cell_runner", [json.dumps(job)], run_env(path), cwd=BOOK)
         lines = [ln for ln in done.stdout.splitlines() if ln.startswith('{"seed"')]
         if done.returncode != 0 or len(lines) != len(seeds):
             raise EvidenceError(f"{entry['id']}: the runner stopped ({done.returncode}) after "
