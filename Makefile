@@ -27,7 +27,7 @@ PORTABLE_SIMD ?=
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install browser book pdf test test-changed test-fast test-unit notebooks colab-env export bench lint clean
+.PHONY: install browser book pdf test test-changed test-fast test-unit notebooks colab-env bench lint clean
 
 install: $(STAMP)
 

@@ -177,3 +177,13 @@ def test_make_test_unit_holds_every_library_test_module():
             library.add(rel)
     assert library - unit == set(), f"library tests missing from make test-unit: {library - unit}"
     assert unit & site == set(), f"website or Colab tests in make test-unit: {unit & site}"
+
+
+def test_every_make_target_the_readme_or_the_makefile_names_exists():
+    targets = _make_targets()
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = re.search(r"^\.PHONY:(.*)$", text, re.M).group(1).split()
+    assert set(phony) <= targets - {".PHONY"}, set(phony) - targets
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"(?:^|`)make ([a-z][\w-]*)", readme, re.M))
+    assert named and named <= targets, named - targets
