@@ -214,3 +214,23 @@ def test_the_colab_base_installs_no_torch():
     assert any(r.startswith("torch") for r in colab_env.declared_dependencies())
     assert not any(r.startswith("torch") for r in colab_env.base_packages())
     assert set(colab_env.COLAB_PACKAGES) <= set(colab_env.base_packages())
+
+
+def test_building_the_wheel_writes_only_under_build(tmp_path, monkeypatch):
+    """A checkout's own build/ (or anything else outside _build/) is neither made nor removed."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, root / name)
+    shutil.copytree(ROOT / "d2lite", root / "d2lite",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    (root / "build").mkdir()
+    (root / "build" / "mine.txt").write_text("a reader's file", encoding="utf-8")
+    before = {p.name for p in root.iterdir()}
+    monkeypatch.setattr(colab_env, "ROOT", root)
+    monkeypatch.setattr(colab_env, "DIST", root / "_build" / "colab" / "dist")
+    wheel = colab_env.build_wheel()
+    assert wheel.parent == root / "_build" / "colab" / "dist" and wheel.name.startswith("d2lite-")
+    assert {p.name for p in root.iterdir()} == before | {"_build"}
+    assert (root / "build" / "mine.txt").read_text(encoding="utf-8") == "a reader's file"
+    assert [p.name for p in (root / "_build" / "colab").iterdir()] == ["dist"]  # no leftovers
