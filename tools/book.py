@@ -36,8 +36,8 @@ from pathlib import Path
 
 import jupytext
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
+from tools.core import BOOK, ROOT, chapter_sources, page_sources
+
 GLOSSARY = BOOK / "glossary.csv"
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -74,16 +74,6 @@ class Problem:
     def __str__(self) -> str:
         rel = self.source.relative_to(ROOT) if self.source.is_relative_to(ROOT) else self.source
         return f"{rel}: cell {self.cell}: {self.message}"
-
-
-def chapter_sources(book: Path = BOOK) -> list[Path]:
-    """The chapters of the book: ``book/NN_*.md`` (each gets a Colab notebook)."""
-    return sorted(book.glob("[0-9][0-9]_*.md"))
-
-
-def page_sources(book: Path = BOOK) -> list[Path]:
-    """Every MyST notebook page of the book: chapters, the landing page and the appendix."""
-    return sorted(p for p in book.glob("*.md") if "format_name: myst" in p.read_text("utf-8"))
 
 
 def _normalise_math(expr: str) -> str:
