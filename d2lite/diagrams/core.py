@@ -238,8 +238,10 @@ class Diagram:
 
     ``width`` x ``height`` inches (width at most :data:`MAX_WIDTH_IN`); ``t`` is the
     ``t(ko, en)`` callback of :func:`d2lite.bilingual` (English when omitted); ``title`` is drawn
-    at the top. Parts are added with :meth:`box`, :meth:`tensor`, :meth:`arrow`, :meth:`group`,
-    :meth:`add`, :meth:`residual`, :meth:`mask`, :meth:`cache` and :meth:`text`; every part is
+    at the top; ``palette`` defaults to :data:`PALETTE` (tests pass another to prove that no
+    colour is hard-coded). Parts are added with :meth:`box`, :meth:`tensor`, :meth:`arrow`,
+    :meth:`group`, :meth:`add`, :meth:`residual`, :meth:`mask`, :meth:`cache` and :meth:`text`;
+    every part is
     also kept by name in ``parts`` and every shape drawn in ``shapes`` (name -> tuple), so a test
     can compare the figure with the module it shows. Call :meth:`finish` last.
     """
@@ -251,7 +253,7 @@ class Diagram:
         *,
         t: Callable[[str, str], str] | None = None,
         title: Label = None,
-        palette: Palette = PALETTE,
+        palette: Palette | None = None,
     ) -> None:
         for name, v in (("width", width), ("height", height)):
             if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
@@ -262,6 +264,7 @@ class Diagram:
             )
         if t is not None and not callable(t):
             raise TypeError(f"t must be the t(ko, en) callback, got {type(t).__name__}")
+        palette = PALETTE if palette is None else palette
         if not isinstance(palette, Palette):
             raise TypeError(f"palette must be a Palette, got {type(palette).__name__}")
         self.width, self.height = float(width), float(height)
