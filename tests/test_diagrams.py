@@ -54,7 +54,8 @@ def _every_part(t, palette=PALETTE) -> Diagram:
 def test_every_part_draws_and_fits_in_each_language(lang):
     d = _every_part(_t(lang))
     assert d.problems() == []
-    assert d.shapes == {"x": (2, 10, 32), "a1": (2, 10, 32), "m": (4, 4)}
+    assert d.shapes == {"x": (2, 10, 32), "a1": (2, 10, 32)}  # the shapes printed
+    assert d.parts["m"].shape == (4, 4)
     assert {"x", "lin", "soft", "add", "res", "layers", "m", "kv"} <= set(d.parts)
     labels = d.labels()
     assert ("선형층" if lang == "ko" else "linear") in labels
@@ -293,3 +294,158 @@ def test_draw_finds_the_drawer_of_the_nearest_class():
     finally:
         core.DRAWERS.clear()
         core.DRAWERS.update(saved)
+
+
+# -- chapter diagrams: drawn from the modules they show -----------------------------------------
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from d2lite.diagrams import attention as dattention  # noqa: E402
+from d2lite.diagrams import rnn as drnn  # noqa: E402
+
+
+def _check_drawn(d: Diagram) -> None:
+    """Every shape the diagram recorded is printed in it, and only palette colours are used."""
+    text = "\n".join(d.labels())
+    for name, shape in d.shapes.items():
+        assert core.format_shape(shape) in text, (name, shape)
+    palette_colours = {PALETTE.background}
+    for role in PALETTE.roles.values():
+        palette_colours |= {role.fill, role.edge, role.ink}
+    assert _colours(d) <= palette_colours, _colours(d) - palette_colours
+    assert d.problems() == []
+
+
+@pytest.mark.parametrize(("num_inputs", "num_hiddens", "words", "batch"),
+                         [(3, 4, ["I", "go", "home"], 1), (5, 16, ["a", "b"], 3),
+                          (2, 7, ["w1", "w2", "w3", "w4", "w5"], 2)])  # fmt: skip
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_unrolled_rnn_prints_the_states_the_layer_produces(num_inputs, num_hiddens, words, batch,
+                                                           lang):
+    rnn = d2l.RNNScratch(num_inputs, num_hiddens, sigma=0.8)
+    outputs, last = rnn(torch.zeros(len(words), batch, num_inputs))
+    state = torch.get_rng_state()
+    d = drnn.draw_unrolled(rnn, words, batch=batch, t=_t(lang))
+    assert torch.equal(state, torch.get_rng_state())
+    for i in range(len(words)):
+        assert d.shapes[f"h{i + 1}"] == tuple(outputs[i].shape) == (batch, num_hiddens)
+        assert d.shapes[f"x{i + 1}"] == (batch, num_inputs)
+    assert sum(p.role == "highlight" for p in d.parts.values() if p.kind == "arrow") == len(
+        words) - 1  # the road: one recurrent arrow per step  # fmt: skip
+    assert "shortcut" in d.parts
+    _check_drawn(d)
+
+
+def test_unrolled_rnn_takes_torch_layers_too():
+    gru = nn.GRU(3, 6)
+    d = drnn.draw_unrolled(gru, ["I", "go"], batch=2, shortcut=False)
+    assert d.shapes["h1"] == (2, 6) and "shortcut" not in d.parts
+    with pytest.raises(ValueError, match="rnn must read in one direction"):
+        drnn.draw_unrolled(nn.GRU(3, 6, bidirectional=True), ["I"])
+    with pytest.raises(TypeError, match="rnn must be a recurrent layer .* got Linear"):
+        drnn.draw_unrolled(nn.Linear(3, 6), ["I"])
+    with pytest.raises(ValueError, match="words must be a non-empty sequence"):
+        drnn.draw_unrolled(gru, "I go")
+
+
+@pytest.mark.parametrize(("vocab", "hiddens", "source", "target"),
+                         [(8, 32, ("I", "go", "home"), ("나는", "집에", "간다")),
+                          (5, 12, ("we", "go"), ("우리는", "간다", "집에", "버스로"))])  # fmt: skip
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_seq2seq_prints_the_context_the_encoder_produces(vocab, hiddens, source, target, lang):
+    encoder = d2l.RNNScratch(vocab, hiddens)
+    outputs, context = encoder(torch.zeros(len(source), 1, vocab))
+    d = drnn.draw_seq2seq(encoder, source=source, target=target, t=_t(lang))
+    assert d.shapes["c"] == tuple(context.shape) == (1, hiddens)
+    assert d.shapes["encoder"] == tuple(outputs.shape) == (len(source), 1, hiddens)
+    assert d.shapes["decoder"] == (len(target), 1, hiddens)
+    assert {f"h{i + 1}" for i in range(len(source))} | {f"s{i + 1}" for i in range(len(target))} \
+        <= set(d.parts)  # fmt: skip
+    assert f"{hiddens}" in d.tr(("", "")) + "".join(d.labels())
+    _check_drawn(d)
+
+
+def test_seq2seq_with_torch_layers_and_a_mismatched_decoder():
+    d = drnn.draw_seq2seq(nn.GRU(6, 10), nn.GRU(6, 10), batch=4)
+    assert d.shapes["c"] == (4, 10) and d.shapes["encoder"] == (3, 4, 10)
+    with pytest.raises(ValueError, match=r"hidden size 10 \(it starts from c\), got 9"):
+        drnn.draw_seq2seq(nn.GRU(6, 10), nn.GRU(6, 9))
+
+
+def test_attention_pooling_computes_and_prints_its_weights():
+    keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.2]])
+    query = torch.tensor([0.1, 0.9])
+    values = torch.arange(12.0).reshape(3, 4)
+
+    def score(q, k):
+        return -((q - k) ** 2).sum(dim=1) / (2 * 0.5**2)
+
+    d = dattention.draw_attention_pooling(query, keys, values, score=score, t=_t("ko"))
+    expected = torch.softmax(score(query, keys), dim=0)
+    assert torch.equal(d.weights, expected)
+    assert d.shapes == {"query": (2,), "keys": (3, 2), "weights": (3,), "values": (3, 4),
+                        "output": (4,)}  # fmt: skip
+    for i, w in enumerate(expected.tolist()):
+        assert f"$\\alpha_{i + 1}$ = {w:.3f}" in d.labels()
+    _check_drawn(d)
+    # the default score is the scaled dot product
+    d = dattention.draw_attention_pooling(query, keys)
+    assert torch.allclose(d.weights, torch.softmax(keys @ query / 2**0.5, dim=0))
+    with pytest.raises(ValueError, match=r"weights must be non-negative and sum to 1"):
+        dattention.draw_attention_pooling(query, keys, weights=torch.tensor([0.5, 0.4, 0.0]))
+    with pytest.raises(ValueError, match=r"query must have size 2 \(the keys' size\), got 3"):
+        dattention.draw_attention_pooling(torch.ones(3), keys)
+    with pytest.raises(ValueError, match=r"score must return one score per key, shape \(3,\)"):
+        dattention.draw_attention_pooling(query, keys, score=lambda q, k: k @ q[:, None])
+
+
+@pytest.mark.parametrize("valid_lens", [torch.tensor([3, 5]), torch.tensor([[1, 3], [2, 4]])])
+def test_masked_softmax_figure_hides_exactly_the_keys_beyond_the_length(valid_lens):
+    scores = torch.rand(2, 2, 5, generator=torch.Generator().manual_seed(1))
+    d = dattention.draw_masked_softmax(scores, valid_lens, t=_t("ko"))
+    assert torch.equal(d.weights, d2l.masked_softmax(scores, valid_lens))
+    lens = valid_lens.reshape(2, -1).expand(2, 2)
+    for b in range(2):
+        visible = d.parts[f"weights{b + 1}"].visible
+        assert visible.tolist() == (torch.arange(5) < lens[b][:, None]).tolist()
+        hatched = [p for p in d.parts[f"weights{b + 1}"].artists if p.get_hatch()]
+        assert len(hatched) == int((~torch.tensor(visible)).sum())
+    assert d.shapes["weights"] == (2, 2, 5)
+    _check_drawn(d)
+    with pytest.raises(ValueError, match="softmax gave weight to a key beyond the valid length"):
+        dattention.draw_masked_softmax(scores, valid_lens,
+                                       softmax=lambda x, v: torch.softmax(x, -1))  # fmt: skip
+
+
+@pytest.mark.parametrize(("batch", "queries", "keys", "hiddens", "q_size", "k_size", "v_size"),
+                         [(2, 1, 10, 8, 20, 2, 4), (3, 2, 6, 16, 5, 7, 3)])  # fmt: skip
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_scoring_side_by_side_prints_the_shapes_the_modules_produce(
+    batch, queries, keys, hiddens, q_size, k_size, v_size, lang
+):
+    additive = d2l.AdditiveAttention(hiddens, query_size=q_size, key_size=k_size)
+    dot = d2l.DotProductAttention()
+    d = dattention.draw_scoring(additive, dot, batch=batch, queries=queries, keys=keys,
+                                query_size=q_size, key_size=k_size, value_size=v_size,
+                                t=_t(lang))  # fmt: skip
+    # what the modules produce, computed here without the diagram's help
+    Q, K, V = torch.zeros(batch, queries, q_size), torch.zeros(batch, keys, k_size), \
+        torch.zeros(batch, keys, v_size)  # fmt: skip
+    out = additive(Q, K, V)
+    assert d.shapes["add.W_q_out"] == tuple(additive.W_q(Q).shape) == (batch, queries, hiddens)
+    assert d.shapes["add.W_k_out"] == tuple(additive.W_k(K).shape) == (batch, keys, hiddens)
+    assert d.shapes["add.features"] == (batch, queries, keys, hiddens)
+    assert d.shapes["add.weights"] == tuple(additive.attention_weights.shape)
+    assert d.shapes["add.out"] == tuple(out.shape) == d.shapes["dot.out"]
+    dot(torch.zeros(batch, queries, k_size), K, V)
+    assert d.shapes["dot.weights"] == tuple(dot.attention_weights.shape)
+    assert d.shapes["dot.Q"] == (batch, queries, k_size) and d.shapes["V"] == (batch, keys, v_size)
+    assert {"add.W_q", "add.W_k", "add.w_v", "add.tanh", "dot.score"} <= set(d.parts)
+    _check_drawn(d)
+
+
+def test_scoring_needs_an_additive_module():
+    with pytest.raises(TypeError, match="additive must be an attention module with W_q, W_k"):
+        dattention.draw_scoring(d2l.DotProductAttention(), d2l.DotProductAttention())
+    with pytest.raises(ValueError, match="keys must be a positive int, got 0"):
+        dattention.draw_scoring(d2l.AdditiveAttention(4), d2l.DotProductAttention(), keys=0)

@@ -5,4 +5,6 @@ residual paths, one palette); the other modules draw one architecture each from 
 its configuration, running it on a small batch to print the shapes it really produces.
 """
 
+from .attention import *  # noqa: F403
 from .core import *  # noqa: F403
+from .rnn import *  # noqa: F403

@@ -33,6 +33,7 @@ from .. import plotting  # noqa: F401  (registers the Korean font)
 __all__ = [
     "DRAWERS",
     "Diagram",
+    "CLEARANCE",
     "MIN_FONT_PT",
     "PALETTE",
     "Palette",
@@ -56,7 +57,9 @@ MIN_FONT_PT = 9.0
 MAX_WIDTH_IN = 7.0
 #: Font sizes (points) of the parts' texts.
 FONT = {"label": 11.0, "sub": 9.5, "shape": 9.5, "title": 11.5, "note": 9.5, "arrow": 9.5}
-_PT = 1 / 72  # inches per point
+#: Smallest gaps (inches) that :meth:`Diagram.problems` accepts between two labels or a label
+#: and a part, and between two parts: closer than that, they read as touching.
+CLEARANCE = {"label": 0.03, "part": 0.06}
 
 
 @dataclass(frozen=True)
@@ -242,8 +245,8 @@ class Diagram:
     colour is hard-coded). Parts are added with :meth:`box`, :meth:`tensor`, :meth:`arrow`,
     :meth:`group`, :meth:`add`, :meth:`residual`, :meth:`mask`, :meth:`cache` and :meth:`text`;
     every part is
-    also kept by name in ``parts`` and every shape drawn in ``shapes`` (name -> tuple), so a test
-    can compare the figure with the module it shows. Call :meth:`finish` last.
+    also kept by name in ``parts`` and every shape printed in ``shapes`` (name -> tuple), so a
+    test can compare the figure with the module it shows. Call :meth:`finish` last.
     """
 
     def __init__(
@@ -280,6 +283,8 @@ class Diagram:
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.free_texts: list = []  # texts outside any part (arrow labels, titles, notes)
         self._focus: list[Part] = []
+        self._grey_rest = False
+        self._paths: list[tuple[str, list[Point]]] = []  # every arrow's polyline
         self._count = 0
         if title is not None:
             self.text(width / 2, height - 0.05, title, size=FONT["title"], va="top",
@@ -318,7 +323,7 @@ class Diagram:
 
     def _add(self, part: Part) -> Part:
         self.parts[part.name] = part
-        if part.shape is not None:
+        if part.shape is not None and part.kind != "mask":  # printed shapes only
             self.shapes[part.name] = part.shape
         return part
 
@@ -518,6 +523,7 @@ class Diagram:
             self.free_texts.append(txt)
             texts.append(txt)
         xs, ys = zip(*points)
+        self._paths.append((name, points))
         part = Part(name, "arrow", min(xs), min(ys), max(xs), max(ys), role,
                     self.tr(label) or None, dims, [art], [], solid=False)  # fmt: skip
         part.free = texts  # checked against every label and part
@@ -563,10 +569,12 @@ class Diagram:
         pad: float = 0.14,
         role: str | None = None,
         title_side: str = "top",
+        shape: Sequence[int] | None = None,
         name: str | None = None,
     ) -> Part:
-        """A dashed frame around ``parts`` with a ``title`` above it (e.g. "x N layers") or to
-        its right (``title_side="right"``)."""
+        """A dashed frame around ``parts`` with a ``title`` above it (e.g. "x N layers"), below
+        it (``title_side="bottom"``) or to its right (``"right"``). A ``shape`` (recorded in
+        ``shapes``) follows the title: "encoder (3, 1, 32)"."""
         if not parts or not all(isinstance(p, Part) for p in parts):
             raise ValueError("parts must be a non-empty sequence of the diagram's parts")
         r = self._role(role or "neutral")
@@ -579,18 +587,26 @@ class Diagram:
                                        ec=r.edge, lw=1.1, ls=(0, (4, 3)), zorder=1)  # fmt: skip
         self.ax.add_patch(frame)
         name = self._name(name, "group")
-        part = Part(name, "group", x0, y0, x1, y1, role, self.tr(title) or None, None, [frame],
+        dims = None if shape is None else tuple(int(s) for s in shape)
+        part = Part(name, "group", x0, y0, x1, y1, role, self.tr(title) or None, dims, [frame],
                     [], solid=False)  # fmt: skip
         part.members = list(parts)
+        if dims is not None:
+            title = " ".join(s for s in (self.tr(title), format_shape(dims)) if s)
         if title is not None:
             if title_side == "top":
                 txt = self.ax.text(x0 + 0.06, y1 + 0.05, self.tr(title), fontsize=FONT["note"],
-                                   ha="left", va="bottom", color=r.edge, style="italic")
+                                   ha="left", va="bottom", color=r.edge)
+            elif title_side == "bottom":
+                txt = self.ax.text(x1 - 0.06, y0 - 0.05, self.tr(title), fontsize=FONT["note"],
+                                   ha="right", va="top", color=r.edge)
             elif title_side == "right":
                 txt = self.ax.text(x1 + 0.08, (y0 + y1) / 2, self.tr(title), fontsize=FONT["note"],
-                                   ha="left", va="center", color=r.edge, style="italic")
+                                   ha="left", va="center", color=r.edge)
             else:
-                raise ValueError(f"title_side must be 'top' or 'right', got {title_side!r}")
+                raise ValueError(
+                    f"title_side must be 'top', 'bottom' or 'right', got {title_side!r}"
+                )
             self.free_texts.append(txt)
             part.free = [txt]
         return self._add(part)
@@ -723,13 +739,17 @@ class Diagram:
         part.free = [txt]
         return self._add(part)
 
-    def highlight(self, *parts: Part) -> None:
+    def highlight(self, *parts: Part, grey_rest: bool = True) -> None:
         """Mark ``parts`` as what the paragraph talks about: :meth:`finish` outlines them in the
-        highlight colour and greys every other part (its labels stay readable)."""
+        highlight colour and (``grey_rest``) greys every other part, whose labels stay
+        readable. With ``grey_rest=False`` only the outline is drawn."""
         for p in parts:
             if not isinstance(p, Part) or self.parts.get(p.name) is not p:
                 raise ValueError(f"highlight takes parts of this diagram, got {p!r}")
+        if not isinstance(grey_rest, bool):
+            raise TypeError(f"grey_rest must be a bool, got {type(grey_rest).__name__}")
         self._focus.extend(parts)
+        self._grey_rest = self._grey_rest or grey_rest
 
     # -- finishing ---------------------------------------------------------------------------
     def _apply_focus(self) -> None:
@@ -742,13 +762,16 @@ class Diagram:
                 for a in p.artists:
                     a.set_color(hl.edge)
                     a.set_linewidth(2.4)
+                for txt in p.free:
+                    txt.set_color(hl.edge)
                 continue
-            ring = patches.FancyBboxPatch((p.x0 - 0.05, p.y0 - 0.05), p.width + 0.1,
-                                          p.height + 0.1, boxstyle="round,pad=0,rounding_size=0.08",
-                                          fc="none", ec=hl.edge, lw=2.6, zorder=3.5)  # fmt: skip
+            x0, y0, x1, y1 = p.extent
+            ring = patches.FancyBboxPatch((x0 - 0.05, y0 - 0.05), x1 - x0 + 0.1, y1 - y0 + 0.1,
+                                          boxstyle="round,pad=0,rounding_size=0.08", fc="none",
+                                          ec=hl.edge, lw=2.6, zorder=3.5)  # fmt: skip
             self.ax.add_patch(ring)
         for p in self.parts.values():
-            if p.name in focus or p.kind == "group":
+            if not self._grey_rest or p.name in focus or p.kind == "group":
                 continue
             for a in p.artists:
                 if isinstance(a, patches.FancyArrowPatch):
@@ -802,18 +825,27 @@ class Diagram:
                 out.append(f"{txt.get_text()!r} is cut off by the figure's edge")
         for i, (_, t1, b1) in enumerate(boxes):
             for _, t2, b2 in boxes[i + 1:]:
-                if _overlap(b1, b2, eps):
+                if _overlap(b1, b2, -CLEARANCE["label"]):
                     out.append(f"labels {t1.get_text()!r} and {t2.get_text()!r} overlap")
+        for _, txt, bb in boxes:  # no line may run through a label
+            for name, points in self._paths:
+                if any(_segment_hits(a, b, bb, eps) for a, b in zip(points, points[1:])):
+                    out.append(f"{name} runs through the label {txt.get_text()!r}")
         solid = [p for p in self.parts.values() if p.solid]
+        for name, points in self._paths:  # nor through a part (it may end on its edge)
+            for p in solid:
+                frame = (p.x0, p.y0, p.x1, p.y1)
+                if any(_segment_hits(a, b, frame, eps) for a, b in zip(points, points[1:])):
+                    out.append(f"{name} runs through {p.name}")
         for owner, txt, bb in boxes:
             if owner is not None:
                 continue  # a label inside its own part (checked above)
             for p in solid:
-                if _overlap(bb, p.extent, eps):
+                if _overlap(bb, p.extent, -CLEARANCE["label"]):
                     out.append(f"label {txt.get_text()!r} lies over {p.name}")
         for i, p in enumerate(solid):
             for q in solid[i + 1:]:
-                if _overlap(p.extent, q.extent, eps):
+                if _overlap(p.extent, q.extent, -CLEARANCE["part"]):
                     out.append(f"parts {p.name} and {q.name} overlap")
             if not _inside(p.extent, (0, 0, self.width, self.height), 0):
                 out.append(f"{p.name} is cut off by the figure's edge")
@@ -833,7 +865,32 @@ def _inside(inner, outer, eps: float) -> bool:
             and inner[2] <= outer[2] + eps and inner[3] <= outer[3] + eps)  # fmt: skip
 
 
+def _segment_hits(a: Point, b: Point, box, eps: float) -> bool:
+    """Whether the segment a-b passes through the rectangle ``box`` shrunk by ``eps``."""
+    x0, y0, x1, y1 = box[0] + eps, box[1] + eps, box[2] - eps, box[3] - eps
+    if x0 >= x1 or y0 >= y1:
+        return False
+    # Liang-Barsky clipping: the segment meets the rectangle if some parameter interval survives
+    lo, hi = 0.0, 1.0
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    for p, q in ((-dx, a[0] - x0), (dx, x1 - a[0]), (-dy, a[1] - y0), (dy, y1 - a[1])):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        r = q / p
+        if p < 0:
+            lo = max(lo, r)
+        else:
+            hi = min(hi, r)
+        if lo > hi:
+            return False
+    return True
+
+
 def _overlap(a, b, eps: float) -> bool:
+    """Whether boxes a and b overlap by more than ``eps`` (a negative ``eps``: come closer than
+    ``-eps``)."""
     return (min(a[2], b[2]) - max(a[0], b[0]) > eps
             and min(a[3], b[3]) - max(a[1], b[1]) > eps)  # fmt: skip
 
@@ -854,12 +911,14 @@ def shape_of(x) -> tuple[int, ...] | tuple | None:
 class Trace:
     """What one forward pass produced: the ``output`` and, for the module and every submodule
     that ran (by qualified name, "" for the module itself), the shape of its output, and the
-    shapes of its inputs in ``inputs``. ``calls`` counts the calls of each."""
+    shapes of its inputs in ``inputs``. ``calls`` counts the calls of each; ``module`` is the
+    copy that ran."""
 
     output: object
     shapes: dict[str, object]
     inputs: dict[str, object]
     calls: dict[str, int]
+    module: nn.Module  # the copy that ran (its attention_weights, for example)
 
     def __getitem__(self, name: str):
         if name not in self.shapes:
@@ -895,7 +954,7 @@ def trace(module: nn.Module, *args, **kwargs) -> Trace:
     finally:
         for h in handles:
             h.remove()
-    return Trace(output, shapes, inputs, calls)
+    return Trace(output, shapes, inputs, calls, model)
 
 
 #: The drawing function of each module class, filled by :func:`drawer`; :func:`draw` reads it.
