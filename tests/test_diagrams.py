@@ -1,5 +1,5 @@
-"""The diagram vocabulary (d2lite.diagrams): every part draws, one palette colours everything,
-the colours stay readable and apart, and a label that does not fit fails."""
+"""The diagram vocabulary (d2lite.diagrams): every part draws, one palette colors everything,
+the colors stay readable and apart, and a label that does not fit fails."""
 
 import dataclasses
 import io
@@ -74,8 +74,8 @@ def test_bilingual_draws_a_diagram_in_both_languages(monkeypatch):
     assert all(w <= core.MAX_WIDTH_IN for w in widths), widths
 
 
-def _colours(d: Diagram) -> set[str]:
-    """Every colour a diagram drew with (fills, outlines, lines, texts), as hex."""
+def _colors(d: Diagram) -> set[str]:
+    """Every color a diagram drew with (fills, outlines, lines, texts), as hex."""
     out = set()
     for artist in [*d.ax.patches, *d.ax.lines]:
         if isinstance(artist, patches.Patch):
@@ -89,41 +89,41 @@ def _colours(d: Diagram) -> set[str]:
     return out
 
 
-def test_the_palette_is_the_one_source_of_colour():
-    palette_colours = {PALETTE.background}
+def test_the_palette_is_the_one_source_of_color():
+    palette_colors = {PALETTE.background}
     for role in PALETTE.roles.values():
-        palette_colours |= {role.fill, role.edge, role.ink}
-    used = _colours(_every_part(_t("en")))
-    assert used <= palette_colours, used - palette_colours
-    # a different palette changes every colour drawn: nothing is hard-coded
+        palette_colors |= {role.fill, role.edge, role.ink}
+    used = _colors(_every_part(_t("en")))
+    assert used <= palette_colors, used - palette_colors
+    # a different palette changes every color drawn: nothing is hard-coded
     shifted = {}
     for name, role in PALETTE.roles.items():
         shifted[name] = dataclasses.replace(role, fill="#fefefa", edge="#010203", ink="#020304")
     other = dataclasses.replace(PALETTE, **shifted, background="#fffffe")
-    assert _colours(_every_part(_t("en"), palette=other)) <= {
+    assert _colors(_every_part(_t("en"), palette=other)) <= {
         "#fefefa", "#010203", "#020304", "#fffffe"
     }  # fmt: skip
     assert d2l.diagrams.PALETTE is core.PALETTE
 
 
-def test_highlight_greys_the_rest_and_rings_the_part():
+def test_highlight_grays_the_rest_and_rings_the_part():
     d = _every_part(_t("en"))
     soft = d.parts["soft"]
-    assert to_hex(soft.artists[0].get_edgecolor()) == PALETTE.grey.edge
-    assert all(to_hex(t.get_color()) == PALETTE.grey.ink for t in soft.texts)
+    assert to_hex(soft.artists[0].get_edgecolor()) == PALETTE.gray.edge
+    assert all(to_hex(t.get_color()) == PALETTE.gray.ink for t in soft.texts)
     lin = d.parts["lin"]
     assert to_hex(lin.artists[0].get_facecolor()) == PALETTE.query.fill
     rings = [p for p in d.ax.patches if to_hex(p.get_edgecolor()) == PALETTE.highlight.edge]
     assert len(rings) == 1
-    # greyed labels stay readable on their greyed fills
-    assert contrast(PALETTE.grey.ink, PALETTE.grey.fill) >= 4.5
+    # grayed labels stay readable on their grayed fills
+    assert contrast(PALETTE.gray.ink, PALETTE.gray.fill) >= 4.5
 
 
-def test_colours_are_readable_on_white_and_on_their_fills():
+def test_colors_are_readable_on_white_and_on_their_fills():
     white = PALETTE.background
     for name, role in PALETTE.roles.items():
         assert contrast(role.ink, role.fill) >= 4.5, name  # labels drawn on fills
-        if name != "grey":  # edges carry coloured text (shapes on arrows, group titles)
+        if name != "gray":  # edges carry colored text (shapes on arrows, group titles)
             assert contrast(role.edge, white) >= 4.5, name
             assert contrast(role.edge, role.fill) >= 3.0, name  # an outline stands out
 
@@ -155,7 +155,7 @@ def _linear(color: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize("vision", list(_CVD))
-def test_query_key_value_stay_apart_for_colour_blind_readers(vision):
+def test_query_key_value_stay_apart_for_color_blind_readers(vision):
     m = _CVD[vision]
     qkv = [PALETTE.query, PALETTE.key, PALETTE.value]
     for i, a in enumerate(qkv):
@@ -165,7 +165,7 @@ def test_query_key_value_stay_apart_for_colour_blind_readers(vision):
             if vision != "tritan":  # the rarest form: the edges and labels carry it
                 de = np.linalg.norm(_lab(m @ _linear(a.fill)) - _lab(m @ _linear(b.fill)))
                 assert de >= 10, (vision, a.name, b.name, "fill", de)
-    # and by lightness alone (greyscale print): value darkest, key lightest
+    # and by lightness alone (grayscale print): value darkest, key lightest
     lightness = [_lab(_linear(r.edge))[0] for r in qkv]
     assert lightness[2] + 5 < lightness[0] < lightness[1] - 5, lightness
 
@@ -305,14 +305,14 @@ from d2lite.diagrams import rnn as drnn  # noqa: E402
 
 
 def _check_drawn(d: Diagram) -> None:
-    """Every shape the diagram recorded is printed in it, and only palette colours are used."""
+    """Every shape the diagram recorded is printed in it, and only palette colors are used."""
     text = "\n".join(d.labels())
     for name, shape in d.shapes.items():
         assert core.format_shape(shape) in text, (name, shape)
-    palette_colours = {PALETTE.background}
+    palette_colors = {PALETTE.background}
     for role in PALETTE.roles.values():
-        palette_colours |= {role.fill, role.edge, role.ink}
-    assert _colours(d) <= palette_colours, _colours(d) - palette_colours
+        palette_colors |= {role.fill, role.edge, role.ink}
+    assert _colors(d) <= palette_colors, _colors(d) - palette_colors
     assert d.problems() == []
 
 
@@ -449,3 +449,14 @@ def test_scoring_needs_an_additive_module():
         dattention.draw_scoring(d2l.DotProductAttention(), d2l.DotProductAttention())
     with pytest.raises(ValueError, match="keys must be a positive int, got 0"):
         dattention.draw_scoring(d2l.AdditiveAttention(4), d2l.DotProductAttention(), keys=0)
+
+
+def test_alt_text_must_name_only_printed_shapes():
+    d = Diagram(3, 1.5)
+    d.tensor(1.5, 0.75, "X", (2, 10, 32))
+    d.finish()
+    d.check_alt(("X의 모양은 (2, 10, 32)", "X has shape (2, 10, 32)"))
+    with pytest.raises(ValueError, match=r"does not print: \['\(2, 10\)'\]"):
+        d.check_alt(("X (2, 10, 32)", "X (2, 10)"))
+    with pytest.raises(ValueError, match="alt must be a"):
+        d.check_alt("X")

@@ -206,7 +206,7 @@ def draw_scoring(
     t: Callable[[str, str], str] | None = None,
 ) -> Diagram:
     """Scaled dot-product scoring (left) and additive scoring (right) side by side, each step
-    labelled with the shape the module produced on the same batch: ``batch`` examples of
+    labeled with the shape the module produced on the same batch: ``batch`` examples of
     ``queries`` queries and ``keys`` keys and values (size ``value_size``). The additive
     module gets queries of ``query_size`` and keys of ``key_size``; the dot product needs one
     size for both and gets ``key_size`` for each. Rows line up, so the additive side's extra

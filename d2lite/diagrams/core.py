@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -64,7 +65,7 @@ CLEARANCE = {"label": 0.03, "part": 0.06}
 
 @dataclass(frozen=True)
 class Role:
-    """Colours of one role: ``fill`` for areas, ``edge`` for outlines, arrows and coloured
+    """Colors of one role: ``fill`` for areas, ``edge`` for outlines, arrows and colored
     text on white, ``ink`` for text drawn on ``fill``."""
 
     name: str
@@ -75,8 +76,8 @@ class Role:
 
 @dataclass(frozen=True)
 class Palette:
-    """The book's colours by role. One instance, :data:`PALETTE`, is used by every diagram,
-    by the attention views and by heatmaps that colour queries, keys or values."""
+    """The book's colors by role. One instance, :data:`PALETTE`, is used by every diagram,
+    by the attention views and by heatmaps that color queries, keys or values."""
 
     query: Role
     key: Role
@@ -88,7 +89,7 @@ class Palette:
     residual: Role
     highlight: Role
     neutral: Role
-    grey: Role
+    gray: Role
     background: str = "#ffffff"
 
     @property
@@ -97,7 +98,7 @@ class Palette:
         return {
             name: getattr(self, name)
             for name in ("query", "key", "value", "output", "state", "mask", "cache",
-                         "residual", "highlight", "neutral", "grey")
+                         "residual", "highlight", "neutral", "gray")
         }  # fmt: skip
 
     def __getitem__(self, name: str) -> Role:
@@ -108,9 +109,9 @@ class Palette:
 
 
 # Blue, orange and green for query, key and value: they stay apart for the common forms of
-# colour blindness, and their edges differ in lightness (value darkest, key lightest). Purple
-# for outputs, olive-yellow for recurrent state, teal for caches, greys for masks and residual
-# paths, crimson for the highlight. Every edge colour is dark enough to carry text on white
+# color blindness, and their edges differ in lightness (value darkest, key lightest). Purple
+# for outputs, olive-yellow for recurrent state, teal for caches, grays for masks and residual
+# paths, crimson for the highlight. Every edge color is dark enough to carry text on white
 # (contrast >= 4.5:1), and every fill is light enough for the near-black ink (> 12:1).
 PALETTE = Palette(
     query=Role("query", fill="#d6e6f7", edge="#1f5fa8"),
@@ -123,7 +124,7 @@ PALETTE = Palette(
     residual=Role("residual", fill="#eeeeee", edge="#4d4d4d"),
     highlight=Role("highlight", fill="#fbdde6", edge="#c0134f"),
     neutral=Role("neutral", fill="#f0f0f0", edge="#404040"),
-    grey=Role("grey", fill="#f2f2f2", edge="#a6a6a6", ink="#595959"),
+    gray=Role("gray", fill="#f2f2f2", edge="#a6a6a6", ink="#595959"),
 )
 
 
@@ -136,13 +137,13 @@ def _luminance(color: str) -> float:
 
 
 def contrast(a: str, b: str) -> float:
-    """WCAG contrast ratio of two colours (1 to 21)."""
+    """WCAG contrast ratio of two colors (1 to 21)."""
     la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
     return (la + 0.05) / (lb + 0.05)
 
 
 def role_cmap(role: str | Role) -> LinearSegmentedColormap:
-    """A colour map from white to a role's edge colour, for heatmaps of queries, keys or values
+    """A color map from white to a role's edge color, for heatmaps of queries, keys or values
     (``d2l.show_heatmaps(..., cmap=d2l.diagrams.role_cmap("query"))``)."""
     if isinstance(role, str):
         role = PALETTE[role]
@@ -242,7 +243,7 @@ class Diagram:
     ``width`` x ``height`` inches (width at most :data:`MAX_WIDTH_IN`); ``t`` is the
     ``t(ko, en)`` callback of :func:`d2lite.bilingual` (English when omitted); ``title`` is drawn
     at the top; ``palette`` defaults to :data:`PALETTE` (tests pass another to prove that no
-    colour is hard-coded). Parts are added with :meth:`box`, :meth:`tensor`, :meth:`arrow`,
+    color is hard-coded). Parts are added with :meth:`box`, :meth:`tensor`, :meth:`arrow`,
     :meth:`group`, :meth:`add`, :meth:`residual`, :meth:`mask`, :meth:`cache` and :meth:`text`;
     every part is
     also kept by name in ``parts`` and every shape printed in ``shapes`` (name -> tuple), so a
@@ -283,7 +284,7 @@ class Diagram:
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.free_texts: list = []  # texts outside any part (arrow labels, titles, notes)
         self._focus: list[Part] = []
-        self._grey_rest = False
+        self._gray_rest = False
         self._paths: list[tuple[str, list[Point]]] = []  # every arrow's polyline
         self._count = 0
         if title is not None:
@@ -351,7 +352,7 @@ class Diagram:
         h: float | None = None,
         name: str | None = None,
     ) -> Part:
-        """An operation centred at (x, y): ``label`` with an optional smaller ``sub`` line.
+        """An operation centered at (x, y): ``label`` with an optional smaller ``sub`` line.
 
         ``kind`` "layer" (has weights: filled), "op" (no weights: white, thin outline) or "io"
         (a token or value: no frame). ``w`` and ``h`` default to the text's size plus a margin;
@@ -396,7 +397,7 @@ class Diagram:
         h: float | None = None,
         name: str | None = None,
     ) -> Part:
-        """A tensor centred at (x, y): a stacked block with ``label`` and its ``shape`` text,
+        """A tensor centered at (x, y): a stacked block with ``label`` and its ``shape`` text,
         e.g. "(2, 10, 32)". The shape is recorded in ``shapes`` under the part's name."""
         r = self._role(role or "neutral")
         main = self.tr(label)
@@ -452,7 +453,7 @@ class Diagram:
             return p.anchor(side)
         cx, cy = p.center
         dx, dy = toward[0] - cx, toward[1] - cy
-        if p.kind == "add":  # a circle: leave or enter along the line between the centres
+        if p.kind == "add":  # a circle: leave or enter along the line between the centers
             d = math.hypot(dx, dy) or 1.0
             rr = p.width / 2
             return (cx + dx / d * rr, cy + dy / d * rr)
@@ -542,7 +543,7 @@ class Diagram:
         """The residual (skip) path from ``a`` around to ``b`` (usually an :meth:`add` node):
         out of ``a`` on ``side`` ("left", "right", "top", "bottom") by ``offset`` inches past
         both ends, along, and into ``b`` from the same side. Drawn the same way in every
-        diagram: the residual colour, solid, with an arrowhead."""
+        diagram: the residual color, solid, with an arrowhead."""
         if side not in ("left", "right", "top", "bottom"):
             raise ValueError(f"side must be 'left', 'right', 'top' or 'bottom', got {side!r}")
         if not isinstance(b, Part):
@@ -623,8 +624,8 @@ class Diagram:
         label: Label = None,
         name: str | None = None,
     ) -> Part:
-        """A (queries, keys) grid centred at (x, y): visible cells white (or showing ``values``),
-        hidden cells hatched in the mask colour. ``visible`` is a 2-D boolean array
+        """A (queries, keys) grid centered at (x, y): visible cells white (or showing ``values``),
+        hidden cells hatched in the mask color. ``visible`` is a 2-D boolean array
         (:func:`causal_mask`, :func:`padding_mask`); the same look marks a mask everywhere.
         ``label`` is written above the grid."""
         vis = np.asarray(visible)
@@ -687,7 +688,7 @@ class Diagram:
         row_h: float = 0.14,
         name: str | None = None,
     ) -> Part:
-        """A cache centred at (x, y): ``rows`` stacked rows, one per cached position, the last
+        """A cache centered at (x, y): ``rows`` stacked rows, one per cached position, the last
         ``new`` of them filled (what this step added), with ``label`` above. Drawn the same way
         wherever a cache appears (the KV cache of decoding)."""
         _positive(rows, "rows")
@@ -729,7 +730,7 @@ class Diagram:
         name: str | None = None,
         **kw,
     ) -> Part:
-        """A free label at (x, y) (a note, a token, a formula), in a role's colour if given."""
+        """A free label at (x, y) (a note, a token, a formula), in a role's color if given."""
         color = self._role(role).edge if role else self.palette.neutral.ink
         txt = self.ax.text(x, y, self.tr(s), fontsize=size, ha=ha, va=va, color=color,
                            zorder=4, **kw)  # fmt: skip
@@ -739,23 +740,23 @@ class Diagram:
         part.free = [txt]
         return self._add(part)
 
-    def highlight(self, *parts: Part, grey_rest: bool = True) -> None:
+    def highlight(self, *parts: Part, gray_rest: bool = True) -> None:
         """Mark ``parts`` as what the paragraph talks about: :meth:`finish` outlines them in the
-        highlight colour and (``grey_rest``) greys every other part, whose labels stay
-        readable. With ``grey_rest=False`` only the outline is drawn."""
+        highlight color and (``gray_rest``) grays every other part, whose labels stay
+        readable. With ``gray_rest=False`` only the outline is drawn."""
         for p in parts:
             if not isinstance(p, Part) or self.parts.get(p.name) is not p:
                 raise ValueError(f"highlight takes parts of this diagram, got {p!r}")
-        if not isinstance(grey_rest, bool):
-            raise TypeError(f"grey_rest must be a bool, got {type(grey_rest).__name__}")
+        if not isinstance(gray_rest, bool):
+            raise TypeError(f"gray_rest must be a bool, got {type(gray_rest).__name__}")
         self._focus.extend(parts)
-        self._grey_rest = self._grey_rest or grey_rest
+        self._gray_rest = self._gray_rest or gray_rest
 
     # -- finishing ---------------------------------------------------------------------------
     def _apply_focus(self) -> None:
         if not self._focus:
             return
-        grey, hl = self.palette.grey, self.palette.highlight
+        gray, hl = self.palette.gray, self.palette.highlight
         focus = {p.name for p in self._focus}
         for p in self._focus:
             if p.kind in ("arrow", "text"):
@@ -771,19 +772,19 @@ class Diagram:
                                           ec=hl.edge, lw=2.6, zorder=3.5)  # fmt: skip
             self.ax.add_patch(ring)
         for p in self.parts.values():
-            if not self._grey_rest or p.name in focus or p.kind == "group":
+            if not self._gray_rest or p.name in focus or p.kind == "group":
                 continue
             for a in p.artists:
                 if isinstance(a, patches.FancyArrowPatch):
-                    a.set_color(grey.edge)
+                    a.set_color(gray.edge)
                 elif isinstance(a, patches.Patch):
-                    a.set_edgecolor(grey.edge)
+                    a.set_edgecolor(gray.edge)
                     if a.get_facecolor()[3] > 0 and not _is_white(a.get_facecolor()):
-                        a.set_facecolor(grey.fill)
+                        a.set_facecolor(gray.fill)
                 else:
-                    a.set_color(grey.edge)
+                    a.set_color(gray.edge)
             for txt in [*p.texts, *p.free]:
-                txt.set_color(grey.ink)
+                txt.set_color(gray.ink)
 
     def finish(self, check: bool = True) -> Diagram:
         """Apply the highlight, then (``check``) raise ``ValueError`` listing every label that
@@ -854,6 +855,19 @@ class Diagram:
     def labels(self) -> list[str]:
         """Every text drawn, in drawing order (for tests and alt text)."""
         return [t.get_text() for t in self.ax.texts]
+
+    def check_alt(self, alt: tuple[str, str]) -> None:
+        """Raise ``ValueError`` if the alt text (a (korean, english) pair) names a shape, such
+        as "(2, 1, 10)", that the diagram does not print: the alt text then describes another
+        configuration than the figure."""
+        if (not isinstance(alt, tuple) or len(alt) != 2
+                or not all(isinstance(a, str) for a in alt)):  # fmt: skip
+            raise ValueError(f"alt must be a (korean, english) pair of strings, got {alt!r}")
+        drawn = "\n".join(self.labels())
+        missing = sorted({m for a in alt for m in re.findall(r"\(\d+(?:, \d+)*,?\)", a)
+                          if m not in drawn})  # fmt: skip
+        if missing:
+            raise ValueError(f"the alt text names shapes the diagram does not print: {missing}")
 
 
 def _is_white(rgba) -> bool:

@@ -70,8 +70,8 @@ def draw_unrolled(
 ) -> Diagram:
     """The RNN ``rnn`` unrolled over ``words``: each word's input x_t enters its step, the
     state h_t passes to the next step (the only road from the first word to the last state,
-    in the highlight colour) and, with ``shortcut``, the dotted shortcut that self-attention
-    opens between the first and the last state. Every h_t is labelled with the shape ``rnn``
+    in the highlight color) and, with ``shortcut``, the dotted shortcut that self-attention
+    opens between the first and the last state. Every h_t is labeled with the shape ``rnn``
     produced for it on a batch of ``batch``; ``shapes`` holds "x1".. and "h1"...
     """
     words = _check_words(words, "words", 5)
@@ -122,7 +122,7 @@ def draw_seq2seq(
     """The encoder–decoder with a fixed context vector: ``encoder`` reads ``source`` step by
     step, its last state becomes the context c, and ``decoder`` starts from c and writes
     ``target`` one word at a time. Only c crosses from one side to the other: the bottleneck,
-    outlined in the highlight colour, with its size printed beside it.
+    outlined in the highlight color, with its size printed beside it.
 
     ``encoder`` and ``decoder`` are time-first recurrent layers (``d2l.RNNScratch``,
     ``nn.RNN``/``nn.GRU``); ``decoder`` defaults to an untrained layer like ``encoder`` (built
@@ -174,7 +174,7 @@ def draw_seq2seq(
             title_side="bottom", name="decoder")  # fmt: skip
     note = (f"길이와 상관없이 크기 {num_hiddens}", f"size {num_hiddens} at any length")
     d.text(cx + 0.03, c.y0 - 0.1, note, role="highlight", va="top", name="bottleneck")  # fmt: skip
-    d.highlight(c, grey_rest=False)
+    d.highlight(c, gray_rest=False)
     return d.finish()
 
 
