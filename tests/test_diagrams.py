@@ -457,6 +457,35 @@ def test_alt_text_must_name_only_printed_shapes():
     d.finish()
     d.check_alt(("X의 모양은 (2, 10, 32)", "X has shape (2, 10, 32)"))
     with pytest.raises(ValueError, match=r"does not print: \['\(2, 10\)'\]"):
-        d.check_alt(("X (2, 10, 32)", "X (2, 10)"))
+        d.check_alt(("X의 모양 (2, 10, 32)", "X (2, 10)"))
     with pytest.raises(ValueError, match="alt must be a"):
         d.check_alt("X")
+    with pytest.raises(ValueError, match="in Korean and in English"):
+        d.check_alt(("X has shape (2, 10, 32)", "X has shape (2, 10, 32)"))
+
+
+# Chapters and the diagram functions they show (issue 45); a chapter joins when it has one.
+CHAPTER_DIAGRAMS = {
+    "01_rnn": ["draw_unrolled", "draw_seq2seq"],
+    "03_attention_pooling": ["draw_attention_pooling"],
+    "04_attention_scoring": ["draw_masked_softmax", "draw_scoring"],
+}
+
+
+@pytest.mark.parametrize("stem", sorted(CHAPTER_DIAGRAMS))
+def test_chapters_show_their_diagrams_in_both_languages_with_checked_alt_text(stem):
+    from pathlib import Path
+
+    import jupytext
+
+    book = Path(__file__).resolve().parent.parent / "book"
+    code = [c for c in jupytext.read(book / f"{stem}.md").cells if c.cell_type == "code"]
+    for fn in CHAPTER_DIAGRAMS[stem]:
+        assert hasattr(d2l.diagrams, fn), fn
+        cells = [c for c in code if f"d2l.diagrams.{fn}(" in c.source]
+        assert len(cells) == 1, (stem, fn, len(cells))
+        source = cells[0].source
+        assert "remove-input" in cells[0].metadata.get("tags", []), (stem, fn)
+        # drawn in both languages, with alt text that check_alt holds to the figure
+        assert "d2l.bilingual(" in source and "t=t" in source, (stem, fn)
+        assert "alt=" in source and ".check_alt(" in source, (stem, fn)

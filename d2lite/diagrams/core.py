@@ -857,12 +857,15 @@ class Diagram:
         return [t.get_text() for t in self.ax.texts]
 
     def check_alt(self, alt: tuple[str, str]) -> None:
-        """Raise ``ValueError`` if the alt text (a (korean, english) pair) names a shape, such
-        as "(2, 1, 10)", that the diagram does not print: the alt text then describes another
-        configuration than the figure."""
+        """Raise ``ValueError`` if the alt text (a (korean, english) pair) is empty in either
+        language or names a shape, such as "(2, 1, 10)", that the diagram does not print: the
+        alt text then describes another configuration than the figure."""
         if (not isinstance(alt, tuple) or len(alt) != 2
                 or not all(isinstance(a, str) for a in alt)):  # fmt: skip
             raise ValueError(f"alt must be a (korean, english) pair of strings, got {alt!r}")
+        if not any("\uac00" <= ch <= "\ud7a3" for ch in alt[0]) or not alt[1].strip():
+            raise ValueError(f"alt must say what the figure shows in Korean and in English, "
+                             f"got {alt!r}")  # fmt: skip
         drawn = "\n".join(self.labels())
         missing = sorted({m for a in alt for m in re.findall(r"\(\d+(?:, \d+)*,?\)", a)
                           if m not in drawn})  # fmt: skip
