@@ -489,3 +489,9 @@ def test_chapters_show_their_diagrams_in_both_languages_with_checked_alt_text(st
         # drawn in both languages, with alt text that check_alt holds to the figure
         assert "d2l.bilingual(" in source and "t=t" in source, (stem, fn)
         assert "alt=" in source and ".check_alt(" in source, (stem, fn)
+
+
+def test_draw_finds_the_unrolled_rnn_for_recurrent_layers():
+    for rnn in (d2l.RNNScratch(3, 4), nn.GRU(3, 4), nn.LSTM(3, 4)):
+        d = d2l.diagrams.draw(rnn, ["I", "go"])
+        assert d.shapes["h2"] == (1, 4), type(rnn).__name__

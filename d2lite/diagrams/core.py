@@ -8,9 +8,11 @@ Labels are plain strings or ``(korean, english)`` pairs, which the diagram trans
 ``t(ko, en)`` callback that :func:`d2lite.bilingual` passes to a drawing function.
 
 :meth:`Diagram.finish` measures every label with Matplotlib's renderer and raises
-``ValueError`` when one spills out of its box, overlaps another label or a part, is clipped by
-the figure's edge or is set smaller than :data:`MIN_FONT_PT`; a figure that cannot be read does
-not reach the page.
+``ValueError`` when one spills out of its box, comes within :data:`CLEARANCE` of another label
+or a part, is crossed by an arrow, is clipped by the figure's edge or is set smaller than
+:data:`MIN_FONT_PT` (and when an arrow runs through a part or two parts touch): a figure that
+cannot be read does not reach the page. :func:`trace` runs a module on a small batch to learn
+the shapes a diagram prints, and :func:`draw` finds the diagram of a module by its class.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from .core import Diagram, trace
+from ..rnn import RNNScratch
+from .core import Diagram, drawer, trace
 
 __all__ = ["draw_seq2seq", "draw_unrolled", "recurrent_sizes"]
 
@@ -60,6 +61,7 @@ def _check_batch(batch) -> None:
         raise ValueError(f"batch must be a positive int, got {batch!r}")
 
 
+@drawer(RNNScratch, nn.RNNBase)
 def draw_unrolled(
     rnn: nn.Module,
     words: Sequence[str],
@@ -73,6 +75,7 @@ def draw_unrolled(
     in the highlight color) and, with ``shortcut``, the dotted shortcut that self-attention
     opens between the first and the last state. Every h_t is labeled with the shape ``rnn``
     produced for it on a batch of ``batch``; ``shapes`` holds "x1".. and "h1"...
+    ``d2l.diagrams.draw(rnn, words)`` calls it for an RNNScratch or a torch recurrent layer.
     """
     words = _check_words(words, "words", 5)
     _check_batch(batch)
