@@ -21,7 +21,8 @@ from d2lite.diagrams.core import PALETTE, Diagram, causal_mask, contrast, paddin
 
 
 @pytest.fixture(autouse=True)
-def _strict_fonts_and_closed_figures():
+def _strict_fonts_and_closed_figures(monkeypatch):
+    monkeypatch.setenv("D2LITE_STRICT_FONTS", "1")  # as the build runs: a layout problem raises
     plotting.strict_glyphs(True)  # a Hangul label without a glyph is an error
     yield
     plotting.strict_glyphs(False)
@@ -495,3 +496,13 @@ def test_draw_finds_the_unrolled_rnn_for_recurrent_layers():
     for rnn in (d2l.RNNScratch(3, 4), nn.GRU(3, 4), nn.LSTM(3, 4)):
         d = d2l.diagrams.draw(rnn, ["I", "go"])
         assert d.shapes["h2"] == (1, 4), type(rnn).__name__
+
+
+def test_outside_the_build_a_layout_problem_warns_and_the_figure_is_drawn(monkeypatch):
+    monkeypatch.delenv("D2LITE_STRICT_FONTS")
+    d = Diagram(4, 2)
+    d.box(2, 1, "a label far too long for this box", w=0.8)
+    with pytest.warns(UserWarning, match="does not fit in its frame"):
+        assert d.finish() is d
+    with pytest.raises(ValueError, match="does not fit in its frame"):
+        d.finish(check=True)
