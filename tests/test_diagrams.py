@@ -506,3 +506,10 @@ def test_outside_the_build_a_layout_problem_warns_and_the_figure_is_drawn(monkey
         assert d.finish() is d
     with pytest.raises(ValueError, match="does not fit in its frame"):
         d.finish(check=True)
+
+
+def test_scoring_draws_a_lazy_additive_module_without_initializing_it():
+    additive = d2l.AdditiveAttention(6)  # nn.LazyLinear projections, sizes not yet known
+    d = dattention.draw_scoring(additive, d2l.DotProductAttention(), query_size=5, key_size=3)
+    assert d.shapes["add.W_q_out"] == (2, 1, 6) and d.shapes["add.features"] == (2, 1, 10, 6)
+    assert isinstance(additive.W_q, nn.LazyLinear)  # the copy ran, the module is untouched
