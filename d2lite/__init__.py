@@ -31,3 +31,6 @@ from .transformer import *
 from .vit import *
 from .lm import *
 from .efficient import *
+
+# Architecture diagrams (d2l.diagrams.draw_...), drawn from the modules above.
+from . import diagrams  # noqa: F401  (d2l.diagrams)

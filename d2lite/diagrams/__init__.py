@@ -1,0 +1,10 @@
+"""Diagrams of the book's architectures, drawn from the models they show.
+
+:mod:`d2lite.diagrams.core` is the vocabulary (boxes, tensors, arrows, groups, masks, caches,
+residual paths, one palette); the other modules draw one architecture each from a module or
+its configuration, running it on a small batch to print the shapes it really produces.
+"""
+
+from .attention import *  # noqa: F403
+from .core import *  # noqa: F403
+from .rnn import *  # noqa: F403
