@@ -5,12 +5,6 @@ namespace. Hand-written helpers come first; the modules generated from chapters 
 ``tools/export.py``) follow in chapter order, so later chapters can build on earlier ones.
 """
 
-import os as _os
-
-# Deterministic cuBLAS (d2l.set_seed) needs this before cuBLAS starts, which is at the process's
-# first CUDA matrix product: set it at import, unless the reader has set it.
-_os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
 from .utils import *
 from .plotting import *
 from .text import *

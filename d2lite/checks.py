@@ -14,6 +14,11 @@ call these in one line, so the taught code shows the idea and not the bookkeepin
 * :func:`check_valid_lens`: integer lengths (integral floats converted) with
   ``min_len <= v <= num_keys``, shape (batch,) or (batch, queries).
 * :func:`check_qkv`, :func:`check_in_features`: attention inputs and projection sizes.
+* :func:`check_dtype`: a float input in the dtype of the model's weights (float64 data into a
+  float32 model is named here, not deep inside PyTorch); :func:`check_sizes`: a size or shape.
+* :func:`check_rnn_state`, :func:`check_decoder_state`: states handed from an encoder to a
+  decoder (layers and hidden units that fit; one cache slot per block).
+* :func:`check_params`, :func:`check_finite_grads`: what gradient clipping accepts and refuses.
 * :func:`door`: where inputs enter a model (an encoder, a decoder, a whole encoder–decoder),
   their *values* (token ids in range, lengths in range) are checked once, with one host
   synchronization; the layers inside check shapes only. On a GPU every value check waits for

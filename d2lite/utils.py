@@ -35,6 +35,17 @@ __all__ = [
 ]
 
 _DEVICE_ENV = "D2LITE_DEVICE"
+_CUBLAS_ENV = "CUBLAS_WORKSPACE_CONFIG"
+
+
+def _ask_cublas_for_a_deterministic_workspace() -> None:
+    """Deterministic cuBLAS (:func:`set_seed`) needs ``CUBLAS_WORKSPACE_CONFIG`` before cuBLAS
+    starts, which is at the process's first CUDA matrix product: ``import d2lite`` sets it
+    (``:4096:8``) unless the reader has set it."""
+    os.environ.setdefault(_CUBLAS_ENV, ":4096:8")
+
+
+_ask_cublas_for_a_deterministic_workspace()
 _SEED_OFFSET_ENV = "D2LITE_SEED_OFFSET"
 
 

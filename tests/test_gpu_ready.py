@@ -130,3 +130,26 @@ def test_the_d2l_layer_summary_builds_its_input_where_the_layers_are(capsys):
 
     Net().to("meta").layer_summary((2, 4))  # meta stands in for a GPU: a CPU input would fail
     assert "Linear output shape:\t torch.Size([2, 3])" in capsys.readouterr().out
+
+
+def test_chapter_9_downloads_fashion_mnist_only_when_the_reader_turns_it_on():
+    # a GPU alone must not start a 30 MB download: the one call sits behind a switch that the
+    # chapter leaves off and nothing but the reader turns on
+    import ast
+    from pathlib import Path
+
+    import jupytext
+
+    source = Path(__file__).resolve().parents[1] / "book" / "09_vit.md"
+    code = "\n".join(c.source for c in jupytext.read(source).cells if c.cell_type == "code")
+    tree = ast.parse("\n".join(ln for ln in code.splitlines() if not ln.lstrip().startswith("%")))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "attr", None) == "load_data_fashion_mnist"]
+    switches = [n for n in ast.walk(tree) if isinstance(n, ast.If)
+                and isinstance(n.test, ast.Name) and n.test.id == "use_fashion_mnist"]
+    assert len(calls) == 1 and len(switches) == 1
+    assert any(c is n for n in ast.walk(switches[0]) for c in calls)
+    settings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                and any(getattr(t, "id", None) == "use_fashion_mnist" for t in n.targets)]
+    assert len(settings) == 1 and isinstance(settings[0], ast.Constant)
+    assert settings[0].value is False

@@ -67,25 +67,15 @@ def test_set_seed_keeps_float32_at_full_precision_on_a_gpu():
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
 
 
-@pytest.mark.parametrize("preset, expected", [(None, ":4096:8"), (":16:8", ":16:8")])
-def test_importing_d2lite_asks_for_cublas_deterministic_workspace_before_any_cuda_work(
-    preset, expected
-):
-    # cuBLAS reads the variable when it starts: set_seed, called later, would be too late
-    env = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
-    if preset is not None:  # a reader's own choice stays
-        env["CUBLAS_WORKSPACE_CONFIG"] = preset
-    code = "import os, d2lite; print(os.environ['CUBLAS_WORKSPACE_CONFIG'])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == expected
-
-
 def test_set_seed_turns_on_deterministic_algorithms_through_the_public_api():
-    # a fresh process: both ATen's flag and the compiler's, as torch.use_deterministic_algorithms
-    # sets them, and warn_only so that an operation without a deterministic version still runs
+    # A fresh process. cuBLAS reads CUBLAS_WORKSPACE_CONFIG when it starts (the first CUDA
+    # matrix product), so importing d2lite sets it, before set_seed could. set_seed then sets
+    # ATen's flag and the compiler's, as torch.use_deterministic_algorithms does, with
+    # warn_only so that an operation without a deterministic version still runs.
+    env = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
     code = (
-        "import torch, d2lite as d2l\n"
+        "import os, torch, d2lite as d2l\n"
+        "print(os.environ['CUBLAS_WORKSPACE_CONFIG'])\n"
         "assert not torch.are_deterministic_algorithms_enabled()\n"
         "d2l.set_seed(0)\n"
         "import torch._inductor.config as inductor_config\n"
@@ -93,9 +83,18 @@ def test_set_seed_turns_on_deterministic_algorithms_through_the_public_api():
         "assert torch.is_deterministic_algorithms_warn_only_enabled()\n"
         "print(inductor_config.deterministic)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True"
+    assert out.stdout.split() == [":4096:8", "True"]
+
+
+def test_a_readers_own_cublas_workspace_stays(monkeypatch):
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    utils._ask_cublas_for_a_deterministic_workspace()
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+    utils._ask_cublas_for_a_deterministic_workspace()
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
 
 
 def test_set_seed_keeps_the_compilers_flag_in_step_when_it_is_loaded():
