@@ -229,7 +229,7 @@ def seq2seq_batch_loss(tgt_vocab: Vocab) -> BatchLoss:
         dec_input = torch.cat([bos, Y[:, :-1]], dim=1)  # (batch, num_steps)
         Y_hat = net(X, dec_input, X_valid_len)
         # the weight is the count of tokens the loss averages over (a -100 label is not one)
-        weight = _real_tokens(Y, checks.check_valid_lens(Y_valid_len, *Y.shape)).sum()
+        weight = _real_tokens(Y, checks.check_valid_lens(Y_valid_len, *Y.shape, values=False)).sum()
         return masked_cross_entropy(Y_hat, Y, Y_valid_len), float(weight)
 
     return batch_loss
