@@ -130,23 +130,21 @@ def grad_clipping(net: nn.Module | Iterable[nn.Parameter], theta: float) -> floa
 
     net: an nn.Module, an iterable of parameters, or an object with a ``params`` list.
     Parameters without a gradient are skipped. Unlike d2l's, it returns the norm before
-    clipping and raises ValueError for a theta that is not positive.
+    clipping and raises ValueError for a theta that is not positive or for gradients
+    that hold NaN or inf (naming the parameters).
     """
     theta = checks.check_scalar(theta, "theta", float, low=0, low_open=True)
-    if isinstance(net, nn.Module):
-        params = list(net.parameters())
-    elif hasattr(net, "params"):
-        params = list(net.params)
-    else:
-        params = list(net)
-    grads = [p.grad for p in params if p.requires_grad and p.grad is not None]
+    params = checks.check_params(net)  # (name, parameter) pairs
+    grads = [(name, p.grad) for name, p in params if p.requires_grad and p.grad is not None]
     if not grads:
         return 0.0
-    norm = torch.sqrt(sum(torch.sum(g.detach() ** 2) for g in grads))
-    if norm > theta:
-        for g in grads:
+    norm = torch.sqrt(sum(torch.sum(g.detach() ** 2) for _, g in grads))
+    value = norm.item()
+    checks.check_finite_grads(value, grads)
+    if value > theta:
+        for _, g in grads:
             g.mul_(theta / norm)
-    return norm.item()
+    return value
 
 
 class LSTMScratch(nn.Module):
@@ -182,7 +180,7 @@ class LSTMScratch(nn.Module):
         self.W_xc, self.W_hc, self.b_c = triple()  # candidate memory
 
     def forward(self, inputs: Tensor, H_C: tuple[Tensor, Tensor] | None = None):
-        checks.check_rnn_inputs(inputs, self.num_inputs)
+        checks.check_rnn_inputs(inputs, self.num_inputs, module=self)
         batch = inputs.shape[1]
         if H_C is None:
             H = inputs.new_zeros(batch, self.num_hiddens)

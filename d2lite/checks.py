@@ -14,6 +14,11 @@ call these in one line, so the taught code shows the idea and not the bookkeepin
 * :func:`check_valid_lens`: integer lengths (integral floats converted) with
   ``min_len <= v <= num_keys``, shape (batch,) or (batch, queries).
 * :func:`check_qkv`, :func:`check_in_features`: attention inputs and projection sizes.
+* :func:`check_dtype`: a float input in the dtype of the model's weights (float64 data into a
+  float32 model is named here, not deep inside PyTorch); :func:`check_sizes`: a size or shape.
+* :func:`check_rnn_state`, :func:`check_decoder_state`: states handed from an encoder to a
+  decoder (layers and hidden units that fit; one cache slot per block).
+* :func:`check_params`, :func:`check_finite_grads`: what gradient clipping accepts and refuses.
 * :func:`door`: where inputs enter a model (an encoder, a decoder, a whole encoder–decoder),
   their *values* (token ids in range, lengths in range) are checked once, with one host
   synchronization; the layers inside check shapes only. On a GPU every value check waits for
@@ -33,15 +38,21 @@ from torch import Tensor, nn
 
 __all__ = [
     "check_divisible",
+    "check_dtype",
     "check_features",
     "check_bytes",
+    "check_decoder_state",
     "check_images",
+    "check_finite_grads",
     "check_in_features",
+    "check_params",
     "check_positive",
     "check_qkv",
     "check_rnn_inputs",
+    "check_rnn_state",
     "check_scalar",
     "check_scores",
+    "check_sizes",
     "check_state",
     "check_tokens",
     "check_valid_lens",
@@ -128,6 +139,29 @@ def check_positive(value: object, name: str) -> int:
     return check_scalar(value, name, int, low=1)
 
 
+def check_sizes(value: object, name: str) -> int | tuple[int, ...]:
+    """A positive int, or a non-empty tuple or list of them (a shape such as ``norm_shape``)."""
+    if isinstance(value, (tuple, list)) and value:
+        return tuple(check_scalar(v, name, int, low=1) for v in value)
+    if isinstance(value, (tuple, list)):
+        raise ValueError(f"{name} must be a positive int or a non-empty shape, got {value!r}")
+    return check_positive(value, name)
+
+
+def check_decoder_state(state: object, num_blks: int, name: str = "state") -> list:
+    """A Transformer decoder's state ``[enc_outputs, enc_valid_lens, cache]`` with one cache
+    slot per block, as its ``init_state`` returns it; returned as is."""
+    if not isinstance(state, list) or len(state) != 3:
+        raise ValueError(f"{name} must be the list [enc_outputs, enc_valid_lens, cache] that "
+                         f"init_state returns, got {_got(state)}")
+    cache = state[2]
+    if not isinstance(cache, list) or len(cache) != num_blks:
+        got = f"{len(cache)} slots" if isinstance(cache, list) else _got(cache)
+        raise ValueError(f"{name}[2] must be a cache list with one slot per block ({num_blks}), "
+                         f"got {got}: was the state made by a decoder with other num_blks?")
+    return state
+
+
 def check_divisible(num_hiddens: int, num_heads: int) -> None:
     """Both positive ints and ``num_hiddens % num_heads == 0`` (every head gets a share)."""
     check_positive(num_hiddens, "num_hiddens")
@@ -150,23 +184,28 @@ def check_tokens(X: object, name: str = "X") -> Tensor:
     return X
 
 
-def _check_float(x: object, name: str, dims: int, layout: str) -> Tensor:
+def _check_float(x: object, name: str, dims: int, layout: str,
+                 module: nn.Module | None = None) -> Tensor:
     if not isinstance(x, Tensor) or x.dim() != dims:
         raise ValueError(f"{name} must have shape {layout}, got {_got(x)}")
     if not x.is_floating_point():
         raise ValueError(f"{name} must be a float tensor of shape {layout}, got {_got(x)}")
     if x.numel() == 0:
         raise ValueError(f"{name} must not be empty: expected {layout}, got {_got(x)}")
+    if module is not None:
+        check_dtype(x, module, name)
     return x
 
 
 def check_features(
-    X: object, name: str = "X", size: int | None = None, last: str = "features"
+    X: object, name: str = "X", size: int | None = None, last: str = "features",
+    module: nn.Module | None = None,
 ) -> Tensor:
     """A float tensor (batch, steps, size) with no empty axis; ``size=None`` accepts any
-    size of the last axis, which error messages call ``last``."""
+    size of the last axis, which error messages call ``last``. With ``module``, ``X`` must
+    also have the dtype of its weights (:func:`check_dtype`)."""
     layout = f"(batch, steps, {last if size is None else size})"
-    _check_float(X, name, 3, layout)
+    _check_float(X, name, 3, layout, module)
     if size is not None and X.shape[-1] != size:
         raise ValueError(f"{name} must have shape {layout}, got {_got(X)}")
     return X
@@ -177,15 +216,18 @@ def check_scores(X: object, name: str = "X") -> Tensor:
     return _check_float(X, name, 3, "(batch, queries, keys)")
 
 
-def check_images(X: object, name: str = "X") -> Tensor:
-    """Images: a float tensor (batch, channels, height, width), no empty axis."""
-    return _check_float(X, name, 4, "(batch, channels, height, width)")
+def check_images(X: object, name: str = "X", module: nn.Module | None = None) -> Tensor:
+    """Images: a float tensor (batch, channels, height, width), no empty axis; with
+    ``module``, in the dtype of its weights."""
+    return _check_float(X, name, 4, "(batch, channels, height, width)", module)
 
 
-def check_rnn_inputs(inputs: object, num_inputs: int, name: str = "inputs") -> Tensor:
-    """Time-major RNN inputs: a float tensor (steps, batch, num_inputs), no empty axis."""
+def check_rnn_inputs(inputs: object, num_inputs: int, name: str = "inputs",
+                     module: nn.Module | None = None) -> Tensor:
+    """Time-major RNN inputs: a float tensor (steps, batch, num_inputs), no empty axis; with
+    ``module``, in the dtype of its weights."""
     layout = f"(steps, batch, {num_inputs})"
-    _check_float(inputs, name, 3, layout)
+    _check_float(inputs, name, 3, layout, module)
     if inputs.shape[-1] != num_inputs:
         raise ValueError(f"{name} must have shape {layout}, got {_got(inputs)}")
     return inputs
@@ -198,6 +240,31 @@ def check_state(state: object, shape: Sequence[int], name: str = "state") -> Ten
     if not state.is_floating_point():
         raise ValueError(f"{name} must be a float tensor, got {_got(state)}")
     return state
+
+
+def check_rnn_state(hidden: object, rnn: nn.RNNBase, batch: int, name: str = "state") -> Tensor:
+    """A recurrent state that fits ``rnn``: (num_layers * directions, batch, hidden_size), in the
+    dtype of its weights. The usual mistake is an encoder with another number of layers."""
+    layers = rnn.num_layers * (2 if rnn.bidirectional else 1)
+    shape = (layers, batch, rnn.hidden_size)
+    if not isinstance(hidden, Tensor) or tuple(hidden.shape) != shape:
+        raise ValueError(
+            f"{name} must have shape (num_layers, batch, num_hiddens) = {shape} for this "
+            f"{layers}-layer decoder, got {_got(hidden)}: the encoder needs as many layers "
+            f"({layers}) and hidden units ({rnn.hidden_size}) as the decoder")
+    check_dtype(hidden, rnn, name)
+    return hidden
+
+
+def check_dtype(x: Tensor, module: nn.Module, name: str = "X") -> Tensor:
+    """``x`` has the floating dtype of ``module``'s weights (a float64 tensor into a float32
+    model fails deep inside PyTorch otherwise); a module without weights accepts any."""
+    weight = next((p for p in module.parameters() if p.is_floating_point()), None)
+    if weight is not None and x.is_floating_point() and x.dtype != weight.dtype:
+        raise ValueError(
+            f"{name} must have the model's dtype {weight.dtype}, got {_got(x)}: convert it "
+            f"with .to({weight.dtype}) (or the model with .to({x.dtype}))")
+    return x
 
 
 def check_valid_lens(
@@ -268,7 +335,8 @@ def check_qkv(
 
 
 def check_in_features(layer: nn.Module, x: Tensor, name: str) -> None:
-    """``x``'s last axis fits ``layer`` (an nn.Linear); a lazy layer accepts any size."""
+    """``x``'s last axis and dtype fit ``layer`` (an nn.Linear); a lazy layer accepts any."""
+    check_dtype(x, layer, name)  # a lazy layer's weights have their dtype already
     if isinstance(layer, nn.modules.lazy.LazyModuleMixin):
         return
     if x.shape[-1] != layer.in_features:
@@ -277,9 +345,48 @@ def check_in_features(layer: nn.Module, x: Tensor, name: str) -> None:
         )
 
 
+def check_params(net: object, name: str = "net") -> list[tuple[str, Tensor]]:
+    """The ``(name, parameter)`` pairs of an ``nn.Module`` (its parameter names), of an object
+    with a ``params`` list (``params[i]``) or of an iterable of tensors (``parameter i``)."""
+    if isinstance(net, nn.Module):
+        return list(net.named_parameters())
+    if hasattr(net, "params"):
+        pairs = [(f"params[{i}]", p) for i, p in enumerate(net.params)]
+    elif isinstance(net, Tensor):
+        pairs = [("parameter 0", net)]
+    else:
+        try:
+            pairs = [(f"parameter {i}", p) for i, p in enumerate(net)]
+        except TypeError:
+            pairs = None
+    if pairs is None or not all(isinstance(p, Tensor) for _, p in pairs):
+        raise ValueError(f"{name} must be an nn.Module, an object with a params list or an "
+                         f"iterable of tensors, got {_got(net)}")
+    return pairs
+
+
+def check_finite_grads(norm: float, grads: Sequence[tuple[str, Tensor]]) -> None:
+    """Raise when the joint gradient ``norm`` is NaN or infinite, naming the parameters whose
+    gradients hold such values (scaling by it would spread them to every gradient)."""
+    if math.isfinite(norm):
+        return
+    bad = [name for name, g in grads if not bool(torch.isfinite(g).all())]
+    raise ValueError(f"gradients must be finite to be clipped, got a norm of {norm}: the "
+                     f"gradient of {', '.join(bad) or 'the parameters'} holds NaN or inf "
+                     "(a loss that overflowed or divided by zero?)")
+
+
 def values_checked() -> bool:
     """Whether the caller runs inside a :func:`door` that has checked its inputs' values."""
     return _CHECKED.get()
+
+
+def _on_one_device(tensors: Sequence[Tensor]) -> list[Tensor]:
+    """``tensors`` moved to one device, so that they can be stacked: the first accelerator's
+    among theirs (a GPU), else the CPU. Token ids on a GPU with lengths left on the CPU are
+    a normal call; copying a few CPU scalars to the GPU does not wait for it."""
+    target = next((t.device for t in tensors if t.device.type != "cpu"), torch.device("cpu"))
+    return [t if t.device == target else t.to(target) for t in tensors]
 
 
 @contextmanager
@@ -312,7 +419,7 @@ def door(
             messages.append(lambda n=name, x=valid_lens, a=low, b=high: (
                 f"{n} must lie in [{a}, {b}], got {x.tolist()}"))
     if conditions:
-        flags = torch.stack(conditions).tolist()  # the one host synchronization
+        flags = torch.stack(_on_one_device(conditions)).tolist()  # the one host synchronization
         for bad, message in zip(flags, messages):
             if bad:
                 raise ValueError(message())

@@ -137,6 +137,7 @@ def fused_attention(
     batch, _, n, _ = queries.shape
     m = keys.shape[-2]
     valid_lens = checks.check_valid_lens(valid_lens, batch, m, n)
+    dropout = checks.check_scalar(dropout, "dropout", float, low=0, high=1)
     if valid_lens is None:
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
     # (batch, 1, 1 or n, 1)

@@ -8,6 +8,8 @@ All endings are the plain written style (해라체): 간다, 갔다, 가지 않�
 
 from __future__ import annotations
 
+from . import checks
+
 __all__ = [
     "compose_syllable",
     "conjugate",
@@ -97,6 +99,8 @@ def decompose_syllable(ch: str) -> tuple[int, int, int]:
 
 def compose_syllable(initial: int, medial: int, final: int = 0) -> str:
     """The Hangul syllable with the given jamo indices (inverse of ``decompose_syllable``)."""
+    for name, value in (("initial", initial), ("medial", medial), ("final", final)):
+        checks.check_scalar(value, name, int, low=0)
     if not (0 <= initial < 19 and 0 <= medial < _N_MEDIAL and 0 <= final < _N_FINAL):
         raise ValueError(
             f"jamo indices must lie in [0, 19) x [0, 21) x [0, 28), got {(initial, medial, final)}"

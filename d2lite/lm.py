@@ -358,6 +358,7 @@ class GPTBlock(nn.Module):
 
     def __init__(self, num_hiddens: int, num_heads: int, dropout: float) -> None:
         super().__init__()
+        checks.check_divisible(num_hiddens, num_heads)
         self.ln1 = nn.LayerNorm(num_hiddens)
         self.attention = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout, True,
                                                 num_hiddens, num_hiddens, num_hiddens)

@@ -14,6 +14,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from numbers import Real
 from pathlib import Path
 
 import matplotlib as mpl
@@ -98,10 +99,18 @@ if os.environ.get("D2LITE_STRICT_FONTS") == "1":
     strict_glyphs(True)
 
 
+def _check_figsize(figsize: object) -> None:
+    """Two positive numbers (width, height) in inches, as a tuple or list."""
+    if (not isinstance(figsize, (tuple, list)) or len(figsize) != 2
+            or not all(isinstance(v, Real) and not isinstance(v, bool) for v in figsize)
+            or min(figsize) <= 0):
+        raise ValueError(f"figsize must be two positive numbers (width, height) in inches, "
+                         f"got {figsize!r}")
+
+
 def set_figsize(figsize: tuple[float, float] = (3.5, 2.5)) -> None:
     """Set the default figure size in inches."""
-    if len(figsize) != 2 or min(figsize) <= 0:
-        raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
+    _check_figsize(figsize)
     mpl.rcParams["figure.figsize"] = figsize
 
 
@@ -202,8 +211,7 @@ def show_heatmaps(
             "matrices must have shape (rows, cols, queries, keys), "
             f"got {matrices.ndim} dimension(s) {tuple(matrices.shape)}"
         )
-    if len(figsize) != 2 or min(figsize) <= 0:
-        raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
+    _check_figsize(figsize)
     num_rows, num_cols = matrices.shape[:2]
     if titles is not None and len(titles) != num_cols:
         raise ValueError(f"got {len(titles)} titles for {num_cols} columns")

@@ -31,7 +31,7 @@ class RNNScratch(nn.Module):
         self.b_h = nn.Parameter(torch.zeros(num_hiddens))
 
     def forward(self, inputs: torch.Tensor, state: torch.Tensor | None = None):
-        checks.check_rnn_inputs(inputs, self.num_inputs)
+        checks.check_rnn_inputs(inputs, self.num_inputs, module=self)
         batch = inputs.shape[1]
         if state is None:
             state = inputs.new_zeros(batch, self.num_hiddens)

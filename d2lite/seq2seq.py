@@ -174,12 +174,16 @@ class Seq2SeqDecoder(Decoder):
 
     def forward(self, X: torch.Tensor, state):
         checks.check_tokens(X)
+        if not isinstance(state, (tuple, list)) or len(state) != 2:
+            raise ValueError(f"state must be the pair (context, hidden) that init_state returns, "
+                             f"got {type(state).__name__}")
         context, hidden = state
         if context.shape != (X.shape[0], self.num_hiddens):
             raise ValueError(
                 f"context must have shape ({X.shape[0]}, {self.num_hiddens}), "
                 f"got {tuple(context.shape)}"
             )
+        checks.check_rnn_state(hidden, self.rnn, X.shape[0], "the encoder's final state")
         with checks.door(tokens=[("X", X, self.vocab_size)]):  # ids checked once
             embs = self.embedding(X)  # (batch, steps, embed_size)
         context = context.unsqueeze(1).expand(-1, X.shape[1], -1)
@@ -217,6 +221,12 @@ def _check_loss_inputs(logits, labels, valid_lens) -> torch.Tensor:
     return valid_lens
 
 
+def _real_tokens(labels: torch.Tensor, valid_lens: torch.Tensor) -> torch.Tensor:
+    """Boolean mask (batch, steps) of the tokens a loss counts: inside the valid length and not
+    labelled -100."""
+    return _length_mask(valid_lens.to(labels.device), labels.shape[1]) & (labels != IGNORE_INDEX)
+
+
 def masked_cross_entropy(
     logits: torch.Tensor, labels: torch.Tensor, valid_lens: torch.Tensor
 ) -> torch.Tensor:
@@ -224,7 +234,7 @@ def masked_cross_entropy(
     labels (batch, steps), valid_lens (batch,) → scalar. Padding never counts, nor does a label
     of -100 (PyTorch's ``ignore_index``): neither is in the sum nor in the count."""
     valid_lens = _check_loss_inputs(logits, labels, valid_lens)
-    mask = _length_mask(valid_lens, labels.shape[1]) & (labels != IGNORE_INDEX)
+    mask = _real_tokens(labels, valid_lens)
     losses = F.cross_entropy(logits.transpose(1, 2), labels, reduction="none")
     n = mask.sum()
     if n == 0:
@@ -240,7 +250,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
 
     def forward(self, pred, label, valid_len):  # type: ignore[override]
         valid_len = _check_loss_inputs(pred, label, valid_len)
-        mask = _length_mask(valid_len, label.shape[1]).float()
+        mask = _length_mask(valid_len.to(label.device), label.shape[1]).float()
         self.reduction = "none"
         unweighted = super().forward(pred.transpose(1, 2), label)
         return (unweighted * mask).mean(dim=1)

@@ -158,6 +158,9 @@ class Vocab:
         reserved = list(RESERVED_TOKENS) + [t for t in reserved_tokens if t not in RESERVED_TOKENS]
         if len(set(reserved)) != len(reserved):
             raise ValueError(f"reserved_tokens has duplicates: {list(reserved_tokens)}")
+        if isinstance(tokens, str) or not isinstance(tokens, Iterable):
+            raise ValueError(f"tokens must be a list of str tokens (or of lists of them), "
+                             f"got {type(tokens).__name__} {tokens!r:.60}")
         counter = collections.Counter(_flatten(tokens))
         self.token_freqs: list[tuple[str, int]] = sorted(
             counter.items(), key=lambda kv: (-kv[1], kv[0])

@@ -25,9 +25,9 @@ from torch.nn import functional as F
 from . import checks
 from .plotting import bilingual
 from .plotting import plot as _curves
-from .seq2seq import masked_cross_entropy
+from .seq2seq import _real_tokens, masked_cross_entropy
 from .text import Vocab
-from .utils import is_watched, progress, try_gpu
+from .utils import is_watched, progress, synchronize, try_gpu
 
 __all__ = [
     "accuracy",
@@ -151,13 +151,19 @@ def fit(
     desc: str | None = None,
 ) -> dict[str, list[float]]:
     """Train ``net`` for ``num_epochs`` (or until ``max_seconds`` of wall time) and return
-    the history ``{"epoch", "loss", "seconds", *evaluate keys}``, one entry per epoch.
+    the history ``{"epoch", "loss", "seconds", *evaluate keys}``, one entry per epoch (the
+    seconds since the start, read after waiting for ``device``).
 
     ``batch_loss(net, batch)`` gets the batch already on ``device`` and returns the mean loss
     and its weight (e.g. the number of tokens). Gradients are clipped to norm ``clip_grad``
     (``None``: no clipping). ``evaluate(net)`` runs after every epoch in eval mode. With
     ``plot`` the curves are drawn at the end (``caption``: a (Korean, English) pair).
     """
+    if not isinstance(net, nn.Module):
+        raise ValueError(f"net must be an nn.Module, got {type(net).__name__} {net!r:.60}")
+    if not callable(batch_loss):
+        raise ValueError(f"batch_loss must be a function (net, batch) -> (loss, weight), "
+                         f"got {type(batch_loss).__name__}")
     num_epochs = checks.check_scalar(num_epochs, "num_epochs", int, low=1)
     lr = checks.check_scalar(lr, "lr", float, low=0, low_open=True)
     weight_decay = checks.check_scalar(weight_decay, "weight_decay", float, low=0)
@@ -176,6 +182,7 @@ def fit(
     history: dict[str, list[float]] = {"epoch": [], "loss": [], "seconds": []}
     live = _LivePlot(plot and is_watched())
     epochs = range(1, num_epochs + 1)
+    synchronize(device)
     start = time.perf_counter()
     for epoch in progress(epochs, total=num_epochs, desc=desc):  # silent unless watched
         net.train()
@@ -200,6 +207,7 @@ def fit(
             with torch.no_grad():
                 for key, value in evaluate(net).items():
                     history.setdefault(key, []).append(float(value))
+        synchronize(device)  # a GPU's queued work belongs to this epoch's time
         history["seconds"].append(time.perf_counter() - start)
         live.update(history)
         if max_seconds is not None and history["seconds"][-1] >= max_seconds:
@@ -220,7 +228,9 @@ def seq2seq_batch_loss(tgt_vocab: Vocab) -> BatchLoss:
         bos = torch.full((Y.shape[0], 1), tgt_vocab.bos, dtype=Y.dtype, device=Y.device)
         dec_input = torch.cat([bos, Y[:, :-1]], dim=1)  # (batch, num_steps)
         Y_hat = net(X, dec_input, X_valid_len)
-        return masked_cross_entropy(Y_hat, Y, Y_valid_len), float(Y_valid_len.sum())
+        # the weight is the count of tokens the loss averages over (a -100 label is not one)
+        weight = _real_tokens(Y, checks.check_valid_lens(Y_valid_len, *Y.shape, values=False)).sum()
+        return masked_cross_entropy(Y_hat, Y, Y_valid_len), float(weight)
 
     return batch_loss
 
@@ -262,7 +272,7 @@ def accuracy(net: nn.Module, data_iter: Iterable, device: torch.device | None = 
                 raise ValueError(
                     f"expected logits of shape ({y.shape[0]}, classes), got {tuple(logits.shape)}"
                 )
-            correct += int((logits.argmax(dim=1).cpu() == y).sum())
+            correct += int((logits.argmax(dim=1) == y.to(logits.device)).sum())
             total += y.shape[0]
     net.train(was_training)
     if total == 0:

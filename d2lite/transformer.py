@@ -31,12 +31,13 @@ class PositionWiseFFN(nn.Module):
         if num_inputs is None:
             self.dense1 = nn.LazyLinear(ffn_num_hiddens)
         else:
+            num_inputs = checks.check_positive(num_inputs, "num_inputs")
             self.dense1 = nn.Linear(num_inputs, ffn_num_hiddens)
         self.relu = nn.ReLU()
         self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
 
     def forward(self, X: Tensor) -> Tensor:
-        checks.check_features(X)
+        checks.check_features(X, module=self)
         return self.dense2(self.relu(self.dense1(X)))
 
 
@@ -51,10 +52,10 @@ class AddNorm(nn.Module):
                  dropout: float) -> None:  # fmt: skip
         super().__init__()
         self.dropout = nn.Dropout(dropout)
-        self.ln = nn.LayerNorm(norm_shape)
+        self.ln = nn.LayerNorm(checks.check_sizes(norm_shape, "norm_shape"))
 
     def forward(self, X: Tensor, Y: Tensor) -> Tensor:
-        checks.check_features(X)
+        checks.check_features(X, module=self)
         if X.shape != Y.shape:
             raise ValueError(
                 f"the residual needs equal shapes: X {tuple(X.shape)}, "
@@ -110,6 +111,7 @@ def _stem(module: nn.Module, vocab_size: int, num_hiddens: int, dropout: float,
     """Give an encoder or decoder its embedding, positional encoding and blocks
     make_block(0), ..., make_block(num_blks - 1)."""
     checks.check_positive(vocab_size, "vocab_size")
+    checks.check_positive(num_hiddens, "num_hiddens")
     checks.check_positive(num_blks, "num_blks")
     module.num_hiddens, module.vocab_size = num_hiddens, vocab_size
     module.embedding = nn.Embedding(vocab_size, num_hiddens)
@@ -251,7 +253,7 @@ class TransformerDecoder(d2l.AttentionDecoder):
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
-        enc_outputs, enc_valid_lens, cache = state
+        enc_outputs, enc_valid_lens, cache = checks.check_decoder_state(state, self.num_blks)
         batch = checks.check_tokens(X).shape[0]
         checks.check_features(enc_outputs, "enc_outputs", self.num_hiddens)
         if enc_outputs.shape[0] != batch:

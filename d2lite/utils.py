@@ -28,11 +28,24 @@ __all__ = [
     "progress",
     "seed_offset",
     "set_seed",
+    "synchronize",
     "try_all_gpus",
     "try_gpu",
+    "unattended",
 ]
 
 _DEVICE_ENV = "D2LITE_DEVICE"
+_CUBLAS_ENV = "CUBLAS_WORKSPACE_CONFIG"
+
+
+def _ask_cublas_for_a_deterministic_workspace() -> None:
+    """Deterministic cuBLAS (:func:`set_seed`) needs ``CUBLAS_WORKSPACE_CONFIG`` before cuBLAS
+    starts, which is at the process's first CUDA matrix product: ``import d2lite`` sets it
+    (``:4096:8``) unless the reader has set it."""
+    os.environ.setdefault(_CUBLAS_ENV, ":4096:8")
+
+
+_ask_cublas_for_a_deterministic_workspace()
 _SEED_OFFSET_ENV = "D2LITE_SEED_OFFSET"
 
 
@@ -52,17 +65,35 @@ def num_gpus() -> int:
     return torch.cuda.device_count()
 
 
+def unattended() -> bool:
+    """Whether the code runs under a test, a build or CI rather than for a person.
+
+    True under pytest (``PYTEST_CURRENT_TEST``), with ``CI`` set, and in a notebook kernel that
+    an executor drives (nbval, nbclient, Jupyter Book: they send cells with ``allow_stdin=False``,
+    see :func:`is_watched`). A plain Python program or an interactive notebook (Colab, Jupyter)
+    is not unattended.
+    """
+    if os.environ.get("CI") or os.environ.get("PYTEST_CURRENT_TEST"):
+        return True
+    kernel = _ipython_kernel()
+    return kernel is not None and not bool(getattr(kernel, "_allow_stdin", False))
+
+
 def try_gpu(i: int = 0) -> torch.device:
     """The i-th GPU if there is one, else the CPU.
 
-    The environment variable ``D2LITE_DEVICE`` overrides the choice: ``cpu`` forces the CPU
-    (so runs are deterministic), ``cuda`` demands a GPU and fails loudly when there is none.
+    The environment variable ``D2LITE_DEVICE`` decides first: ``cpu`` forces the CPU (so runs
+    are deterministic), ``cuda`` demands a GPU and fails loudly when there is none, ``auto``
+    takes a GPU whenever there is one. Unset, a person's run (Colab, Jupyter, a Python program)
+    gets the GPU when there is one, as in d2l, while the book's tests and website build
+    (:func:`unattended`) compute on the CPU even on a machine with a GPU, so that the published
+    outputs are the CPU's; set ``D2LITE_DEVICE=cuda`` to run those on the GPU.
     """
     i = checks.check_scalar(i, "i", int, low=0)
     wanted = os.environ.get(_DEVICE_ENV, "").strip().lower()
     if wanted not in ("", "auto", "cpu", "cuda"):
         raise ValueError(f"{_DEVICE_ENV} must be one of 'cpu', 'cuda' or 'auto', got {wanted!r}")
-    if wanted == "cpu":
+    if wanted == "cpu" or (wanted == "" and unattended()):
         return cpu()
     if num_gpus() > i:
         return gpu(i)
@@ -113,40 +144,44 @@ def set_seed(seed: int = 0) -> int:
 
     The seed used is ``seed + seed_offset()``: 0 unless ``D2LITE_SEED_OFFSET`` is set.
 
-    On a GPU it also keeps float32 at full precision: since Ampere, cuDNN computes convolutions
-    and RNNs (and cuBLAS, where allowed, matrix products) in TF32, whose 10-bit mantissa moves a
-    result by about 1e-3, so a chapter's tolerance would mean one thing on a CPU and another on
-    a GPU. And it asks cuBLAS for its deterministic workspace (``CUBLAS_WORKSPACE_CONFIG``,
-    unless already set), without which deterministic algorithms warn at every matrix product.
+    It also turns on PyTorch's deterministic algorithms for the whole process
+    (``torch.use_deterministic_algorithms(True, warn_only=True)``: an operation without a
+    deterministic version warns instead of failing). On a GPU it keeps float32 at full
+    precision: since Ampere, cuDNN computes convolutions and RNNs (and cuBLAS, where allowed,
+    matrix products) in TF32, whose 10-bit mantissa moves a result by about 1e-3, so a chapter's
+    tolerance would mean one thing on a CPU and another on a GPU.
+
+    Deterministic cuBLAS also needs ``CUBLAS_WORKSPACE_CONFIG``, which cuBLAS reads once, when
+    the process's first CUDA matrix product starts it. ``import d2lite`` therefore sets it
+    (to ``:4096:8``, unless it is set already); it takes effect when d2lite is imported before
+    any CUDA work, as in every chapter. Set it before starting Python otherwise.
     """
     used = _seed(seed)
     random.seed(used)
     np.random.seed(used % 2**32)
     torch.manual_seed(used)
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    _use_deterministic_algorithms()
+    torch.use_deterministic_algorithms(True, warn_only=True)
     return used
 
 
-def _use_deterministic_algorithms() -> None:
-    """``torch.use_deterministic_algorithms(True, warn_only=True)`` without its import cost.
+def synchronize(device: str | torch.device | None = None) -> None:
+    """Wait until ``device`` has finished the work queued on it; nothing to wait for on a CPU.
 
-    Since PyTorch 2.x the public function also sets the compiler's (TorchInductor's) flag, and
-    importing the compiler to do so takes 1.5-2 s, once per process: two seconds of every
-    chapter on a 2-core CPU, for a compiler no chapter uses. So set the flag ATen reads, and the
-    compiler's only when it is loaded already; fall back to the public function where the
-    private setter is missing.
+    A GPU computes in the background: a call returns as soon as its work is queued. Around GPU
+    work, read a clock only after ``synchronize(device)``, or the time is that of queueing.
+    ``device=None`` means the current CUDA device when there is one.
     """
-    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
-    if setter is None:
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        return
-    setter(True, warn_only=True)
-    inductor_config = sys.modules.get("torch._inductor.config")
-    if inductor_config is not None:
-        inductor_config.deterministic = True
+    if device is None:
+        device = torch.device("cuda") if torch.cuda.is_available() else cpu()
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+    elif device.type == "xpu":
+        torch.xpu.synchronize(device)
 
 
 def generator(seed: int = 0, device: str | torch.device = "cpu") -> torch.Generator:
@@ -179,16 +214,23 @@ def check_shape(a: torch.Tensor | np.ndarray, shape: Sequence[int | None]) -> No
 
 
 class Timer:
-    """Record wall-clock intervals: ``start()``, ``stop()``, then ``sum()`` or ``avg()``."""
+    """Record wall-clock intervals: ``start()``, ``stop()``, then ``sum()`` or ``avg()``.
 
-    def __init__(self) -> None:
+    With a GPU ``device``, ``start()`` and ``stop()`` first wait for the work queued on it
+    (:func:`synchronize`), so an interval holds the GPU's work, not only its queueing.
+    """
+
+    def __init__(self, device: str | torch.device | None = None) -> None:
+        self.device = cpu() if device is None else torch.device(device)
         self.times: list[float] = []
         self.start()
 
     def start(self) -> None:
+        synchronize(self.device)
         self._tik = time.perf_counter()
 
     def stop(self) -> float:
+        synchronize(self.device)
         self.times.append(time.perf_counter() - self._tik)
         return self.times[-1]
 
@@ -215,18 +257,29 @@ def count_flops(fn: Callable[[], object]) -> int:
     with warnings.catch_warnings():  # turning oneDNN off warns about TF32 on Intel GPUs
         warnings.simplefilter("ignore", UserWarning)
         with torch.backends.mkldnn.flags(enabled=False), torch.backends.cudnn.flags(enabled=False):
-            with FlopCounterMode(display=False, custom_mapping=_cpu_attention_flops()) as counter:
+            with FlopCounterMode(display=False, custom_mapping=_attention_flops()) as counter:
                 fn()
     return int(counter.get_total_flops())
 
 
-def _cpu_attention_flops() -> dict:
-    """FLOP formulas for the CPU's fused attention kernel, which PyTorch's counter lacks."""
+#: PyTorch's fused attention kernels (CPU, CUDA's flash, memory-efficient and cuDNN kernels, the
+#: overridable one of other accelerators): forward ops take (query, key, value, ...), backward
+#: ops (grad_out, query, key, value, ...).
+_SDPA_KERNELS = (
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_fused_attention_overrideable",
+)
+
+
+def _attention_flops() -> dict:
+    """FLOP formulas for the fused attention kernels that PyTorch's counter lacks (in this
+    version of PyTorch at least the CPU's), so that an attention counts alike on every device."""
     from torch.utils import flop_counter
 
-    forward = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
-    backward = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward", None)
-    if forward is None or backward is None or not hasattr(flop_counter, "sdpa_flop_count"):
+    if not hasattr(flop_counter, "sdpa_flop_count"):
         return {}
 
     def forward_flops(query, key, value, *args, out_shape=None, **kwargs) -> int:
@@ -235,7 +288,14 @@ def _cpu_attention_flops() -> dict:
     def backward_flops(grad_out, query, key, value, *args, out_shape=None, **kwargs) -> int:
         return flop_counter.sdpa_backward_flop_count(grad_out, query, key, value)
 
-    return {forward: forward_flops, backward: backward_flops}
+    known = getattr(flop_counter, "flop_registry", {})
+    mapping = {}
+    for name in _SDPA_KERNELS:
+        for op_name, formula in ((name, forward_flops), (f"{name}_backward", backward_flops)):
+            op = getattr(torch.ops.aten, op_name, None)
+            if op is not None and op not in known:
+                mapping[op] = formula
+    return mapping
 
 
 def is_watched() -> bool:
@@ -247,12 +307,16 @@ def is_watched() -> bool:
     """
     if os.environ.get("CI"):
         return False
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    kernel = getattr(get_ipython(), "kernel", None)  # None in plain Python and terminal IPython
-    return bool(getattr(kernel, "_allow_stdin", False))
+    return bool(getattr(_ipython_kernel(), "_allow_stdin", False))
+
+
+def _ipython_kernel() -> object | None:
+    """The running Jupyter kernel, or None in plain Python and terminal IPython."""
+    if "IPython" not in sys.modules:  # no IPython loaded: not in a kernel, and no import cost
+        return None
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None)
 
 
 def progress(iterable: Iterable, total: int | None = None, desc: str | None = None, **kwargs):

@@ -1,8 +1,11 @@
 """Image data for the vision chapter: scikit-learn's 8×8 digits and an optional Fashion-MNIST.
 
 The digits ship inside scikit-learn, so the book and its tests never download anything.
-Fashion-MNIST (28×28) is for readers with a GPU (Colab): it is downloaded once, checked
-against published SHA-256 digests and cached; no chapter or test downloads it.
+Fashion-MNIST (28×28) is for readers with a GPU (Colab): :func:`load_data_fashion_mnist`
+downloads it once, checks it against published SHA-256 digests and caches it. Only a reader's
+explicit call downloads: chapter 9 calls it only after the reader turns its
+``use_fashion_mnist`` switch on, whatever the device (a GPU alone downloads nothing), and no
+test downloads.
 """
 
 from __future__ import annotations
@@ -152,33 +155,19 @@ def sha256_of(path: str | os.PathLike) -> str:
     return _file_digest(path, "sha256")
 
 
-def _progress(done: int, total: int | None, name: str, stream=None) -> None:
-    stream = stream or sys.stderr
-    if total:
-        width = 30
-        filled = int(width * done / total)
-        bar = "#" * filled + "-" * (width - filled)
-        stream.write(f"\r{name} [{bar}] {done / 2**20:.1f}/{total / 2**20:.1f} MiB")
-    else:
-        stream.write(f"\r{name} {done / 2**20:.1f} MiB")
-    stream.flush()
-
-
 def _fetch(url: str, dest: Path, timeout: float = 60.0, progress: bool = False) -> None:
-    """Copy the bytes at ``url`` into ``dest``; with ``progress``, draw a bar on stderr named
+    """Copy the bytes at ``url`` into ``dest``; with ``progress``, a tqdm bar on stderr named
     after the URL's file (tests replace this, or ``urllib.request.urlopen``, to stay offline)."""
+    from tqdm.std import tqdm
+
     name = url.rstrip("/").split("/")[-1]
     with urllib.request.urlopen(url, timeout=timeout) as response, open(dest, "wb") as out:
         total = response.headers.get("Content-Length") if progress else None
-        total = int(total) if total else None
-        done = 0
-        for block in iter(lambda: response.read(1 << 16), b""):
-            out.write(block)
-            done += len(block)
-            if progress:
-                _progress(done, total, name)
-    if progress:
-        sys.stderr.write("\n")
+        with tqdm(total=int(total) if total else None, desc=name, unit="B", unit_scale=True,
+                  unit_divisor=1024, file=sys.stderr, disable=not progress) as bar:
+            for block in iter(lambda: response.read(1 << 16), b""):
+                out.write(block)
+                bar.update(len(block))
 
 
 def _fetch_verified(

@@ -56,6 +56,9 @@ class PatchEmbedding(nn.Module):
             )
         self.grid = (h // ph, w // pw)  # patches per column and per row
         self.num_patches = self.grid[0] * self.grid[1]
+        num_hiddens = checks.check_positive(num_hiddens, "num_hiddens")
+        if in_channels is not None:
+            in_channels = checks.check_positive(in_channels, "in_channels")
         self.in_channels = in_channels
         conv = nn.LazyConv2d if in_channels is None else partial(nn.Conv2d, in_channels)
         self.conv = conv(
@@ -66,7 +69,7 @@ class PatchEmbedding(nn.Module):
         """X (batch, channels, h, w) -> (batch, num_patches, num_hiddens), patches
         row by row.
         """
-        checks.check_images(X)
+        checks.check_images(X, module=self)
         c = "channels" if self.in_channels is None else self.in_channels
         ok = X.dim() == 4 and tuple(X.shape[-2:]) == self.img_size
         if not ok or (self.in_channels is not None and X.shape[1] != self.in_channels):
@@ -96,6 +99,8 @@ class ViTMLP(nn.Module):
         super().__init__()
         checks.check_positive(mlp_num_hiddens, "mlp_num_hiddens")
         checks.check_positive(mlp_num_outputs, "mlp_num_outputs")
+        if num_inputs is not None:
+            num_inputs = checks.check_positive(num_inputs, "num_inputs")
         first = nn.LazyLinear if num_inputs is None else partial(nn.Linear, num_inputs)
         self.fc1 = first(mlp_num_hiddens)
         self.act = nn.GELU()
@@ -126,6 +131,7 @@ class ViTBlock(nn.Module):
     ) -> None:
         super().__init__()
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
+        norm_shape = checks.check_sizes(norm_shape, "norm_shape")
         self.ln1 = nn.LayerNorm(norm_shape)
         self.attention = d2l.MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias,
@@ -136,7 +142,7 @@ class ViTBlock(nn.Module):
 
     def forward(self, X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
         """X (batch, steps, num_hiddens) -> (batch, steps, num_hiddens)."""
-        checks.check_features(X, size=self.num_hiddens)
+        checks.check_features(X, size=self.num_hiddens, module=self)
         Y = self.ln1(X)
         # the residual path never sees a norm
         X = X + self.attention(Y, Y, Y, valid_lens)

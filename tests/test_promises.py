@@ -203,3 +203,148 @@ def test_more_bad_inputs_get_clear_errors():
         d2l.chrf("ab", "ab")  # characters would silently become sentences
     with pytest.raises(ValueError, match="got a str"):
         d2l.corpus_bleu("a b", "a b")
+
+
+# -- the last mile (issue 47): silent results ------------------------------------------------------
+
+
+@pytest.mark.parametrize("dropout", [-1, -0.1, 1.5, float("nan"), "0.1"])
+def test_fused_attention_refuses_a_dropout_outside_0_1(dropout):
+    q = torch.randn(1, 1, 3, 4)
+    with pytest.raises(ValueError, match=r"^dropout must be a finite real number in \[0, 1\]"):
+        d2l.fused_attention(q, q, q, dropout=dropout)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_grad_clipping_names_the_parameters_with_non_finite_gradients(bad):
+    net = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    for p in net.parameters():
+        p.grad = torch.ones_like(p)
+    net[1].weight.grad[0, 1] = bad
+    before = [p.grad.clone() for p in net.parameters()]
+    with pytest.raises(ValueError, match=r"gradient of 1\.weight holds NaN or inf"):
+        d2l.grad_clipping(net, 1.0)
+    # nothing was scaled: every gradient is as it was
+    for p, old in zip(net.parameters(), before):
+        torch.testing.assert_close(p.grad, old, rtol=0, atol=0, equal_nan=True)
+    with pytest.raises(ValueError, match=r"gradient of parameter 0 holds NaN or inf"):
+        d2l.grad_clipping([net[1].weight], 1.0)
+
+
+@pytest.mark.parametrize("net", [5, "net", [1.0, 2.0], None])
+def test_grad_clipping_says_what_net_can_be(net):
+    with pytest.raises(ValueError, match="^net must be an nn.Module, an object with a params list"):
+        d2l.grad_clipping(net, 1.0)
+
+
+def test_a_minus_100_label_counts_neither_in_the_loss_nor_in_the_epochs_mean():
+    logits = torch.randn(1, 3, 5, generator=d2l.generator(0))
+    labels = torch.tensor([[1, -100, 2]])
+    loss = d2l.masked_cross_entropy(logits, labels, torch.tensor([3]))
+    kept = d2l.masked_cross_entropy(logits[:, [0, 2]], labels[:, [0, 2]], torch.tensor([2]))
+    assert loss.item() == pytest.approx(kept.item())
+    # the training loop weighs each batch's mean by the tokens it averaged over
+    vocab = d2l.Vocab([["a", "b"]])
+    batch_loss = d2l.seq2seq_batch_loss(vocab)
+
+    class Echo(nn.Module):
+        def forward(self, X, dec_input, X_valid_len):
+            return logits
+
+    _, weight = batch_loss(Echo(), (labels, torch.tensor([3]), labels, torch.tensor([3])))
+    assert weight == 2.0
+
+
+# -- the last mile: what PyTorch would have said instead -------------------------------------------
+
+
+def test_a_decoder_state_with_too_few_cache_slots_is_named():
+    enc = d2l.TransformerEncoder(10, 8, 16, 2, 2, 0.0)
+    X, lens = torch.randint(0, 10, (2, 4), generator=d2l.generator(0)), torch.tensor([4, 3])
+    state = d2l.TransformerDecoder(10, 8, 16, 2, 2, 0.0).init_state(enc(X, lens), lens)
+    with pytest.raises(ValueError, match=r"state\[2\] must be a cache list with one slot per "
+                                         r"block \(3\), got 2 slots"):
+        d2l.TransformerDecoder(10, 8, 16, 2, 3, 0.0)(X, state)
+    with pytest.raises(ValueError, match=r"state must be the list \[enc_outputs"):
+        d2l.TransformerDecoder(10, 8, 16, 2, 2, 0.0)(X, state[:2])
+
+
+@pytest.mark.parametrize("decoder", [
+    lambda: d2l.Seq2SeqDecoder(10, 8, 16, 1), lambda: d2l.Seq2SeqAttentionDecoder(10, 8, 16, 1),
+])
+def test_an_encoder_with_more_layers_than_its_decoder_is_named(decoder):
+    enc = d2l.Seq2SeqEncoder(10, 8, 16, 2)
+    X, lens = torch.randint(0, 10, (2, 4), generator=d2l.generator(0)), torch.tensor([4, 3])
+    dec = decoder()
+    with pytest.raises(ValueError, match=r"the encoder's final state must have shape "
+                                         r"\(num_layers, batch, num_hiddens\) = \(1, 2, 16\)"):
+        dec(X, dec.init_state(enc(X, lens), lens))
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: d2l.PatchEmbedding(8, 2, num_hiddens=0), "num_hiddens"),
+    (lambda: d2l.PatchEmbedding(8, 2, num_hiddens=-1), "num_hiddens"),
+    (lambda: d2l.PatchEmbedding(8, 2, 8, in_channels=0), "in_channels"),
+    (lambda: d2l.TransformerEncoder(10, -1, 16, 2, 2, 0.0), "num_hiddens"),
+    (lambda: d2l.TransformerDecoder(10, 0, 16, 2, 2, 0.0), "num_hiddens"),
+    (lambda: d2l.AddNorm(0, 0.0), "norm_shape"),
+    (lambda: d2l.AddNorm([8, -1], 0.0), "norm_shape"),
+    (lambda: d2l.ViTBlock(8, 0, 16, 2, 0.0), "norm_shape"),
+    (lambda: d2l.PositionWiseFFN(16, 8, num_inputs=0), "num_inputs"),
+    (lambda: d2l.ViTMLP(16, 8, num_inputs=-1), "num_inputs"),
+    (lambda: d2l.GPTBlock(-1, 2, 0.0), "num_hiddens"),
+])
+def test_sizes_that_are_not_positive_are_named(make, name):
+    with pytest.raises(ValueError, match=f"^{name} must be a positive int"):
+        make()
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: d2l.Vocab(5), "tokens"),
+    (lambda: d2l.Vocab("abc"), "tokens"),
+    (lambda: d2l.set_figsize(5), "figsize"),
+    (lambda: d2l.set_figsize((3, "2")), "figsize"),
+    (lambda: d2l.compose_syllable(1.5, 0), "initial"),
+    (lambda: d2l.compose_syllable(0, 0, 2.0), "final"),
+    (lambda: d2l.fit(5, [], 1, 0.1, lambda net, batch: None, plot=False), "net"),
+    (lambda: d2l.fit(nn.Linear(2, 1), [], 1, 0.1, None, plot=False), "batch_loss"),
+])
+def test_arguments_of_the_wrong_kind_are_named(call, name):
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        call()
+
+
+def _float32_models():
+    d2l.set_seed(0)
+    X3 = torch.randn(2, 3, 8)
+    mha = d2l.MultiHeadAttention(8, 2, 0.0, False, 8, 8, 8)
+    return [
+        ("queries", lambda x: mha(x, x, x, None), X3),
+        ("queries", lambda x: d2l.AdditiveAttention(8, 0.0, 8, 8)(x, x, x), X3),
+        ("queries", lambda x: d2l.TransformerEncoderBlock(8, 16, 2, 0.0)(x, None), X3),
+        ("X", d2l.PositionWiseFFN(16, 8, num_inputs=8), X3),
+        ("X", lambda x: d2l.AddNorm(8, 0.0)(x, x), X3),
+        ("X", d2l.ViTBlock(8, 8, 16, 2, 0.0), X3),
+        ("X", d2l.ViT(8, 2, 8, 16, 2, 1, 0.0, 0.0, num_classes=3), torch.randn(2, 1, 8, 8)),
+        ("X", d2l.PatchEmbedding(8, 2, 8), torch.randn(2, 1, 8, 8)),  # lazy channels
+        ("inputs", d2l.RNNScratch(4, 8), torch.randn(5, 2, 4)),
+        ("inputs", d2l.LSTMScratch(4, 8), torch.randn(5, 2, 4)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(10))
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_a_float32_model_names_the_dtype_it_expects(index, dtype):
+    name, model, X = _float32_models()[index]
+    if isinstance(model, nn.Module):
+        model = model.forward
+    model(X)  # float32 works
+    pattern = f"^{name} must have the model's dtype torch.float32, got .*dtype {dtype}"
+    with pytest.raises(ValueError, match=pattern):
+        model(X.to(dtype))
+
+
+def test_integer_token_ids_of_any_width_are_fine():
+    enc = d2l.TransformerEncoder(10, 8, 16, 2, 1, 0.0)
+    X, lens = torch.randint(0, 10, (2, 4), generator=d2l.generator(0)), torch.tensor([4, 3])
+    assert torch.equal(enc(X, lens), enc(X.to(torch.int32), lens.to(torch.int16)))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 import d2lite as d2l
 from d2lite import utils
@@ -54,10 +55,9 @@ def test_set_seed_repeats_torch_numpy_and_python():
     assert not torch.equal(torch.rand(3), a[0])
 
 
-def test_set_seed_keeps_float32_at_full_precision_on_a_gpu(monkeypatch):
+def test_set_seed_keeps_float32_at_full_precision_on_a_gpu():
     # TF32 (cuDNN's default since Ampere) would move GPU results by about 1e-3
     before = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
-    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     try:
         torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True
         d2l.set_seed(0)
@@ -65,25 +65,36 @@ def test_set_seed_keeps_float32_at_full_precision_on_a_gpu(monkeypatch):
         assert not torch.backends.cuda.matmul.allow_tf32
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
-    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
-    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")  # a reader's own choice stays
-    d2l.set_seed(0)
-    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
 
 
-def test_set_seed_turns_on_deterministic_algorithms_without_loading_the_compiler():
-    # a fresh process: torch.use_deterministic_algorithms would import TorchInductor (~2 s)
+def test_set_seed_turns_on_deterministic_algorithms_through_the_public_api():
+    # A fresh process. cuBLAS reads CUBLAS_WORKSPACE_CONFIG when it starts (the first CUDA
+    # matrix product), so importing d2lite sets it, before set_seed could. set_seed then sets
+    # ATen's flag and the compiler's, as torch.use_deterministic_algorithms does, with
+    # warn_only so that an operation without a deterministic version still runs.
+    env = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
     code = (
-        "import sys, torch, d2lite as d2l\n"
+        "import os, torch, d2lite as d2l\n"
+        "print(os.environ['CUBLAS_WORKSPACE_CONFIG'])\n"
         "assert not torch.are_deterministic_algorithms_enabled()\n"
         "d2l.set_seed(0)\n"
+        "import torch._inductor.config as inductor_config\n"
         "assert torch.are_deterministic_algorithms_enabled()\n"
         "assert torch.is_deterministic_algorithms_warn_only_enabled()\n"
-        "print('torch._inductor' in sys.modules)\n"
+        "print(inductor_config.deterministic)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == [":4096:8", "True"]
+
+
+def test_a_readers_own_cublas_workspace_stays(monkeypatch):
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    utils._ask_cublas_for_a_deterministic_workspace()
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+    utils._ask_cublas_for_a_deterministic_workspace()
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
 
 
 def test_set_seed_keeps_the_compilers_flag_in_step_when_it_is_loaded():
@@ -156,6 +167,103 @@ def test_try_gpu_cuda_demand_fails_loudly_without_a_gpu(monkeypatch):
     else:
         with pytest.raises(RuntimeError, match="D2LITE_DEVICE=cuda"):
             d2l.try_gpu()
+
+
+def _one_gpu(monkeypatch):
+    """Pretend that PyTorch sees one GPU (only the choice is tested: nothing runs there)."""
+    monkeypatch.setattr(utils, "num_gpus", lambda: 1)
+
+
+def test_tests_and_builds_compute_on_the_cpu_even_with_a_gpu(monkeypatch):
+    _one_gpu(monkeypatch)
+    monkeypatch.delenv("D2LITE_DEVICE", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    assert os.environ.get("PYTEST_CURRENT_TEST")  # this is a test: the CPU
+    assert d2l.unattended() and d2l.try_gpu() == torch.device("cpu")
+    assert d2l.try_all_gpus() == [torch.device("cpu")]
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.setenv("CI", "true")  # CI: the CPU
+    assert d2l.try_gpu() == torch.device("cpu")
+    monkeypatch.delenv("CI")
+    # a notebook kernel driven by an executor (nbval, Jupyter Book) sends allow_stdin=False
+    monkeypatch.setattr(utils, "_ipython_kernel", lambda: type("K", (), {"_allow_stdin": False}))
+    assert d2l.unattended() and d2l.try_gpu() == torch.device("cpu")
+    # the website's outputs come from the GPU only when asked for
+    for wanted in ("cuda", "auto"):
+        monkeypatch.setenv("D2LITE_DEVICE", wanted)
+        assert d2l.try_gpu() == torch.device("cuda:0")
+
+
+def test_a_reader_gets_the_gpu_without_setting_anything(monkeypatch):
+    _one_gpu(monkeypatch)
+    for name in ("D2LITE_DEVICE", "CI", "PYTEST_CURRENT_TEST"):
+        monkeypatch.delenv(name, raising=False)
+    # Colab or Jupyter, run by a person (allow_stdin), and a plain Python program: the GPU
+    monkeypatch.setattr(utils, "_ipython_kernel", lambda: type("K", (), {"_allow_stdin": True}))
+    assert not d2l.unattended() and d2l.try_gpu() == torch.device("cuda:0")
+    monkeypatch.setattr(utils, "_ipython_kernel", lambda: None)
+    assert not d2l.unattended() and d2l.try_gpu() == torch.device("cuda:0")
+    assert d2l.try_gpu(1) == torch.device("cpu")  # there is no second GPU
+    monkeypatch.setenv("D2LITE_DEVICE", "cpu")  # and the reader can still ask for the CPU
+    assert d2l.try_gpu() == torch.device("cpu")
+
+
+def test_timer_waits_for_its_device_before_reading_the_clock(monkeypatch):
+    waited = []
+    monkeypatch.setattr(utils, "synchronize", lambda device=None: waited.append(str(device)))
+    timer = d2l.Timer("cuda:0")  # nothing runs on the GPU: only the waits are counted
+    timer.stop()
+    assert waited == ["cuda:0", "cuda:0"] and len(timer.times) == 1
+    waited.clear()
+    d2l.Timer().stop()
+    assert waited == ["cpu", "cpu"]  # a no-op there
+
+
+def test_synchronize_waits_for_a_gpu_only(monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    d2l.synchronize("cpu")
+    d2l.synchronize(torch.device("cpu"))
+    assert calls == []
+    d2l.synchronize("cuda:0")
+    assert calls == [torch.device("cuda:0")]
+
+
+def test_fit_reads_its_clock_after_waiting_for_the_device(monkeypatch):
+    from d2lite import train
+
+    order = []
+    monkeypatch.setattr(train, "synchronize", lambda device: order.append(("wait", str(device))))
+    clock = time.perf_counter
+    monkeypatch.setattr(train.time, "perf_counter", lambda: (order.append(("clock",)), clock())[1])
+    X = torch.randn(8, 3, generator=d2l.generator(0))
+    data = d2l.load_array([X, X.sum(1, keepdim=True)], 4, seed=0)
+    net = nn.Linear(3, 1)
+    history = d2l.fit(net, data, 1, 0.01, lambda net, b: (((net(b[0]) - b[1]) ** 2).mean(), 4),
+                      device="cpu", plot=False)
+    assert len(history["seconds"]) == 1
+    # the start and the epoch's end: two clock reads right after a wait, the last one last
+    pair = [("wait", "cpu"), ("clock",)]
+    waited = [i for i in range(1, len(order)) if order[i - 1 : i + 1] == pair]
+    assert len(waited) == 2 and order.count(("wait", "cpu")) == 2
+    assert order[-2:] == [("wait", "cpu"), ("clock",)]
+
+
+def test_every_fused_attention_kernel_of_pytorch_has_a_flop_formula():
+    # The CUDA kernels (flash, memory-efficient, cuDNN) and the CPU's are counted alike: by
+    # PyTorch's own formulas where it has them, else by the ones d2lite adds.
+    from torch.utils import flop_counter
+
+    mapped = set(utils._attention_flops()) | set(flop_counter.flop_registry)
+    fused = [getattr(torch.ops.aten, name) for name in dir(torch.ops.aten)
+             if name.startswith("_scaled_dot_product_") and "_math" not in name]
+    assert len(fused) >= 8  # forward and backward of CPU, flash, efficient, cuDNN
+    assert [op for op in fused if op not in mapped] == []
+    q = torch.randn(2, 3, 8, 4, requires_grad=True)
+    counted = d2l.count_flops(lambda: F.scaled_dot_product_attention(q, q, q).sum().backward())
+    # 2 b h n m d per product: QK^T and PV forward; the backward computes QK^T again, then
+    # dV, dP, dQ and dK
+    assert counted == 7 * (2 * 2 * 3 * 8 * 8 * 4)
 
 
 def test_timer_accumulates():

@@ -16,18 +16,27 @@ from .framework import Module, init_seq2seq
 
 
 def masked_softmax(X, valid_lens=None):
-    """Softmax over the last axis of a 3-D ``X`` with positions past ``valid_lens`` (1-D per
-    batch or 2-D per query) filled with -1e6 first, as d2l does."""
+    """Softmax over the last axis of a 3-D ``X`` with the keys at positions ``>= valid_lens``
+    (1-D per batch or 2-D per query) hidden, as d2l does.
+
+    d2l fills hidden scores with -1e6, which float16 cannot hold and which loses to kept scores
+    below -1e6. Here a hidden key gets weight exactly 0 whatever the kept scores and dtype, and a
+    row of valid length 0 (no key kept) gets d2l's result: equal weights on every key.
+    ``valid_lens`` may live on another device than ``X``; it is moved to ``X``'s.
+    """
     if valid_lens is None:
         return F.softmax(X, dim=-1)
     shape = X.shape
+    valid_lens = valid_lens.to(X.device)
     if valid_lens.dim() == 1:
         valid_lens = torch.repeat_interleave(valid_lens, shape[1])
     else:
         valid_lens = valid_lens.reshape(-1)
     flat = X.reshape(-1, shape[-1])
     keep = torch.arange(shape[-1], device=X.device)[None, :] < valid_lens[:, None]
-    flat = flat.masked_fill(~keep, -1e6)
+    # -inf has exp exactly 0 in every float dtype; a row that keeps nothing is all -inf, so it
+    # is set to 0 instead (equal scores: d2l's uniform weights), without asking the device.
+    flat = flat.masked_fill(~keep, -math.inf).masked_fill((valid_lens <= 0)[:, None], 0.0)
     return F.softmax(flat.reshape(shape), dim=-1)
 
 
@@ -145,15 +154,20 @@ class PositionalEncoding(nn.Module):
     def __init__(self, num_hiddens, dropout, max_len=1000):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
-        self.P = torch.zeros((1, max_len, num_hiddens))
+        P = torch.zeros((1, max_len, num_hiddens))
         angles = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1) / torch.pow(
             10000, torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens)
-        self.P[:, :, 0::2] = torch.sin(angles)
-        self.P[:, :, 1::2] = torch.cos(angles)
+        P[:, :, 0::2] = torch.sin(angles)
+        P[:, :, 1::2] = torch.cos(angles)
+        # a buffer moves with the module (.to(device), .half()); not persistent, so state dicts
+        # stay d2l's, where P is a plain attribute
+        self.register_buffer("P", P, persistent=False)
 
     def forward(self, X):
-        X = X + self.P[:, :X.shape[1], :].to(X.device)
-        return self.dropout(X)
+        P = self.P[:, :X.shape[1], :]
+        if P.device != X.device or (X.is_floating_point() and P.dtype != X.dtype):
+            P = P.to(X.device, X.dtype if X.is_floating_point() else P.dtype)
+        return self.dropout(X + P)
 
 
 class PositionWiseFFN(nn.Module):

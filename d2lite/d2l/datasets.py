@@ -166,6 +166,6 @@ class FashionMNIST(DataModule):
             labels = self.text_labels(y)
         fig, axes = plt.subplots(nrows, ncols, figsize=(1.2 * ncols, 1.4 * nrows), squeeze=False)
         for ax, img, label in zip(axes.flat, X.squeeze(1), labels):
-            ax.imshow(img.numpy(), cmap="gray")
+            ax.imshow(img.detach().cpu().numpy(), cmap="gray")
             ax.set_title(label)
             ax.axis("off")

@@ -251,7 +251,8 @@ class Classifier(Module):
         return F.cross_entropy(Y_hat, Y, reduction="mean" if averaged else "none")
 
     def layer_summary(self, X_shape):
-        X = torch.randn(*X_shape)
+        first = next(self.net.parameters(), None)  # the input goes where the layers are
+        X = torch.randn(*X_shape, device=first.device if first is not None else None)
         for layer in self.net:
             X = layer(X)
             print(layer.__class__.__name__, "output shape:\t", X.shape)
