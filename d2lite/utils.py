@@ -144,9 +144,13 @@ def set_seed(seed: int = 0) -> int:
 
     The seed used is ``seed + seed_offset()``: 0 unless ``D2LITE_SEED_OFFSET`` is set.
 
-    It also turns on PyTorch's deterministic algorithms for the whole process
+    On a GPU it also turns on PyTorch's deterministic algorithms for the whole process
     (``torch.use_deterministic_algorithms(True, warn_only=True)``: an operation without a
-    deterministic version warns instead of failing). On a GPU it keeps float32 at full
+    deterministic version warns instead of failing), and wherever the compiler (TorchInductor)
+    is already loaded, so that its flag stays in step. On a CPU-only process without the compiler
+    it leaves the switch off: the CPU kernels the book uses give the same result on every run
+    anyway, and the call would load the compiler (about 2 s per process) for nothing. On a GPU
+    it keeps float32 at full
     precision: since Ampere, cuDNN computes convolutions and RNNs (and cuBLAS, where allowed,
     matrix products) in TF32, whose 10-bit mantissa moves a result by about 1e-3, so a chapter's
     tolerance would mean one thing on a CPU and another on a GPU.
@@ -162,7 +166,8 @@ def set_seed(seed: int = 0) -> int:
     torch.manual_seed(used)
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    if torch.cuda.is_available() or "torch._inductor" in sys.modules:
+        torch.use_deterministic_algorithms(True, warn_only=True)
     return used
 
 
