@@ -30,4 +30,5 @@ from .positional import *
 from .transformer import *
 from .vit import *
 from .lm import *
+from .shipped import *
 from .efficient import *
