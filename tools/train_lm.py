@@ -95,10 +95,18 @@ def lr_at(step):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--updates", type=int, default=None,
-                        help="override num_updates (for a quick try; not the shipped run)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="write here instead of _static/gpt, d2lite/gpt_model, benchmarks")
+    parser.add_argument(
+        "--updates",
+        type=int,
+        default=None,
+        help="override num_updates (for a quick try; not the shipped run)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write here instead of _static/gpt, d2lite/gpt_model, benchmarks",
+    )
     args = parser.parse_args(argv)
     c = dict(CONFIG)
     if args.updates is not None:
@@ -117,13 +125,17 @@ def main(argv=None):
     sha = corpus_sha256(paragraphs)
     tok = d2l.BPETokenizer.train(train_p, c["vocab_size"], unit=c["unit"])
     train = stream(tok, train_p)
-    log(f"corpus sha256 {sha}: {len(paragraphs)} paragraphs, {len(train_p)} for training "
+    log(
+        f"corpus sha256 {sha}: {len(paragraphs)} paragraphs, {len(train_p)} for training "
         f"({len(train):,} tokens), {len(val_p)} held out; tokenizer {c['unit']} "
-        f"{len(tok)} tokens")
+        f"{len(tok)} tokens"
+    )
     book = train_book_model(tok, train)
     book_bpc = bits_per_char(book, tok, val_p, BOOK_CONFIG["num_steps"])
-    log(f"chapter 10's jamo model (seed 0, 100 updates, 32 hidden, 2 blocks): "
-        f"validation {book_bpc:.4f} bits per character (windows of 48)")
+    log(
+        f"chapter 10's jamo model (seed 0, 100 updates, 32 hidden, 2 blocks): "
+        f"validation {book_bpc:.4f} bits per character (windows of 48)"
+    )
 
     torch.manual_seed(c["seed"])
     net = d2l.GPT(len(tok), c["num_hiddens"], c["num_heads"], c["num_blks"], c["max_len"],
@@ -132,8 +144,13 @@ def main(argv=None):
     log(f"shipped model: {num_params:,} parameters, config {c}")
     decay = [p for p in net.parameters() if p.dim() == 2]
     other = [p for p in net.parameters() if p.dim() != 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": c["weight_decay"]},
-                             {"params": other, "weight_decay": 0.0}], lr=c["lr"])
+    opt = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": c["weight_decay"]},
+            {"params": other, "weight_decay": 0.0},
+        ],
+        lr=c["lr"],
+    )
     gen = torch.Generator().manual_seed(c["seed"])
     T = c["max_len"]
     span = torch.arange(T + 1)
@@ -142,8 +159,7 @@ def main(argv=None):
     for step in range(c["num_updates"]):
         if time.time() - start > c["budget_s"]:
             stopped = step
-            log(f"wall-clock budget of {c['budget_s']} s reached: stopping after {step} "
-                "updates")
+            log(f"wall-clock budget of {c['budget_s']} s reached: stopping after {step} updates")
             break
         for group in opt.param_groups:
             group["lr"] = lr_at(step)
@@ -162,48 +178,68 @@ def main(argv=None):
                 bpc = bits_per_char(net, tok, val_p, T)
             mean = sum(recent) / len(recent)
             recent = []
-            history.append({"update": step + 1, "train_loss": round(mean, 4),
-                            "val_bpc": round(bpc, 4)})
-            log(f"update {step + 1:4d}  lr {lr_at(step):.2e}  train loss {mean:.3f} nats/token"
-                f"  validation {bpc:.4f} bits/char")
+            history.append(
+                {"update": step + 1, "train_loss": round(mean, 4), "val_bpc": round(bpc, 4)}
+            )
+            log(
+                f"update {step + 1:4d}  lr {lr_at(step):.2e}  train loss {mean:.3f} nats/token"
+                f"  validation {bpc:.4f} bits/char"
+            )
             if bpc < best[0]:
                 best = (bpc, step + 1, {k: v.clone() for k, v in net.state_dict().items()})
     net.load_state_dict(best[2])
     net.eval()
     bpc_ctx = bits_per_char(net, tok, val_p, T)
     bpc_48 = bits_per_char(net, tok, val_p, BOOK_CONFIG["num_steps"])
-    log(f"kept the weights of update {best[1]}: validation {bpc_ctx:.4f} bits/char (windows "
+    log(
+        f"kept the weights of update {best[1]}: validation {bpc_ctx:.4f} bits/char (windows "
         f"of {T}), {bpc_48:.4f} (windows of 48, as the chapter's model: "
-        f"{book_bpc - bpc_48:.3f} bits lower than its {book_bpc:.4f})")
+        f"{book_bpc - bpc_48:.3f} bits lower than its {book_bpc:.4f})"
+    )
     samples = {}
     for prompt in SAMPLE_PROMPTS:
         ids = torch.tensor(tok.encode(prompt))
         out = net.generate(ids, 60, top_k=1)
-        samples[prompt] = tok.decode(out[len(ids):])
+        samples[prompt] = tok.decode(out[len(ids) :])
         log(f"greedy sample: {prompt}|{samples[prompt]!r}")
     train_s = round(time.time() - start, 1)
     extra = {
-        "corpus": {"source": "d2lite.load_book_prose('ko')", "sha256": sha,
-                   "paragraphs": len(paragraphs), "train_paragraphs": len(train_p),
-                   "split": "first 90% of paragraphs train, last 10% validation"},
-        "training": {"config": c, "updates_run": stopped or c["num_updates"],
-                     "stopped_by_budget": stopped is not None, "kept_update": best[1],
-                     "seconds": train_s, "threads": 1, "torch": torch.__version__,
-                     "history": history, "num_params": num_params},
+        "corpus": {
+            "source": "d2lite.load_book_prose('ko')",
+            "sha256": sha,
+            "paragraphs": len(paragraphs),
+            "train_paragraphs": len(train_p),
+            "split": "first 90% of paragraphs train, last 10% validation",
+        },
+        "training": {
+            "config": c,
+            "updates_run": stopped or c["num_updates"],
+            "stopped_by_budget": stopped is not None,
+            "kept_update": best[1],
+            "seconds": train_s,
+            "threads": 1,
+            "torch": torch.__version__,
+            "history": history,
+            "num_params": num_params,
+        },
         "val_bpc": round(bpc_48, 4),
         "val_bpc_context": round(bpc_ctx, 4),
         "book_model": {"config": BOOK_CONFIG, "val_bpc": round(book_bpc, 4)},
         "greedy_samples": samples,
     }
-    outs = ([args.out] if args.out is not None
-            else [ROOT / "_static" / "gpt", ROOT / "d2lite" / "gpt_model"])
+    outs = (
+        [args.out]
+        if args.out is not None
+        else [ROOT / "_static" / "gpt", ROOT / "d2lite" / "gpt_model"]
+    )
     for d in outs:
         save_gpt(net, tok, d, **extra)
     log_dir = args.out if args.out is not None else ROOT / "benchmarks"
-    log(f"wrote {', '.join(str(d) for d in outs)} "
-        f"({(outs[0] / 'weights.bin').stat().st_size:,} bytes of weights)")
+    log(
+        f"wrote {', '.join(str(d) for d in outs)} "
+        f"({(outs[0] / 'weights.bin').stat().st_size:,} bytes of weights)"
+    )
     (log_dir / "train_lm.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
 
 
 if __name__ == "__main__":
