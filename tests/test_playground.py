@@ -409,3 +409,16 @@ def test_built_site_playground_generates_offline(browser, server):
         finally:
             ctx.close()
     assert json.loads((STATIC / "model.json").read_text(encoding="utf-8"))["format"]
+
+
+def test_the_benchmark_measures_and_writes_its_table(tmp_path):
+    from tools import bench_playground
+
+    out = tmp_path / "playground.md"
+    assert bench_playground.main(["--tokens", "5", "--repeats", "1", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    rate = re.search(r"\| tokens / s in the browser \| ([\d,]+) \|", text)
+    assert rate and int(rate.group(1).replace(",", "")) > 0
+    weight = sum((STATIC / f).stat().st_size for f in bench_playground.FILES)
+    assert f"| page weight of the playground | {weight / 1e6:.2f} MB |" in text
+    assert "chapter 10's model" in text
