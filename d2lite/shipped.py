@@ -288,12 +288,4 @@ def playground(prompt: str = "트랜스포머는", steps: int = 12) -> GPTPlaygr
     return GPTPlayground(prompt, steps)
 
 
-__all__ = [
-    "GPTPlayground",
-    "bits_per_char",
-    "corpus_sha256",
-    "generation_trace",
-    "load_gpt",
-    "playground",
-    "save_gpt",
-]
+__all__ = ["bits_per_char", "load_gpt", "playground", "save_gpt"]

@@ -60,6 +60,13 @@ def shipped():
     return net, tok, meta
 
 
+# What the theme does to a cell's HTML output in dark mode: a light panel with dark text.
+THEME_PANEL = (
+    "<style>html[data-theme=dark] div.output.text_html{background-color:#ddd;color:#121212;"
+    "padding:4px}</style>"
+)
+
+
 def _harness(lang: str, theme: str = "light") -> str:
     dark = ' data-theme="dark" style="background:#121212;color:#ddd"' if theme == "dark" else ""
     return (
@@ -67,8 +74,10 @@ def _harness(lang: str, theme: str = "light") -> str:
         '<meta charset="utf-8"><meta name="viewport" content="width=device-width, '
         'initial-scale=1"><link rel="icon" href="data:,">'
         '<link rel="stylesheet" href="lang-switch.css">'
-        '<link rel="stylesheet" href="gpt/playground.css"><title>playground</title></head>'
-        '<body style="margin:8px"><div class="gpt-playground"></div>'
+        '<link rel="stylesheet" href="gpt/playground.css"><title>playground</title>'
+        f'{THEME_PANEL if theme == "dark" else ""}</head><body style="margin:8px">'
+        '<div class="bd-content"><div class="cell_output"><div class="output text_html">'
+        '<div class="gpt-playground"></div></div></div></div>'
         '<script src="gpt/gpt.js"></script><script src="gpt/playground.js"></script>'
         "</body></html>"
     )
