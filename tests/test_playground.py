@@ -340,10 +340,16 @@ def _check_widget(page, lang: str, width: int):
     ]
     assert len(weights) == prompt_tokens and abs(sum(weights) - 1) < 1e-3
     root.locator("select").nth(1).select_option("1")
+    page.fill(".gpt-playground input[type=number] >> nth=1", "3")  # top-k 3
+    root.locator("button.gp-step").click()
+    page.wait_for_selector('.gpt-playground[data-steps="2"]')
+    removed = root.locator(".gp-bar-row.gp-removed")
+    assert removed.count() >= 3 and root.locator(".gp-removed.gp-drawn").count() == 0
+    assert int(removed.first.get_attribute("data-rank")) == 4  # the first after the top 3
     page.fill(".gpt-playground input[type=number] >> nth=4", "5")
     root.locator("button.gp-generate").click()
-    page.wait_for_selector('.gpt-playground[data-steps="6"]')
-    assert root.locator("table.gp-cache tbody tr").count() == prompt_tokens + 6
+    page.wait_for_selector('.gpt-playground[data-steps="7"]')
+    assert root.locator("table.gp-cache tbody tr").count() == prompt_tokens + 7
     labels = root.locator("button").all_inner_texts()
     expect = ["생성", "한 단계", "처음으로"] if lang == "ko" else ["Generate", "Step", "Reset"]
     assert labels == expect

@@ -272,13 +272,21 @@
   Playground.prototype.drawDistribution = function (res) {
     var tok = this.model.tokenizer, box = this.dist;
     box.textContent = "";
-    var top = res.candidates.slice(0, 10);
-    if (res.rank >= 10) top.push(res.candidates[res.rank]);
+    // the 10 most probable candidates, the one drawn, and the first 3 the rule removed
+    var ranks = [];
+    for (var r = 0; r < Math.min(10, res.candidates.length); r++) ranks.push(r);
+    if (res.rank >= 10) ranks.push(res.rank);
+    for (r = Math.max(10, res.numKept); r < Math.min(res.numKept + 3, res.candidates.length) &&
+      r >= 10; r++) if (ranks.indexOf(r) < 0) ranks.push(r);
+    ranks.sort(function (a, b) { return a - b; });
     var list = el("ol", { cls: "gp-bars" });
-    top.forEach(function (c) {
+    ranks.forEach(function (rank, i) {
+      var c = res.candidates[rank];
+      if (i > 0 && rank > ranks[i - 1] + 1) list.appendChild(el("li", { cls: "gp-gap", text: "\u22ef" }));
       var row = el("li", { cls: "gp-bar-row" + (c.kept ? "" : " gp-removed") +
-        (c.id === res.id ? " gp-drawn" : ""), "data-id": String(c.id) });
-      row.appendChild(el("span", { cls: "gp-piece", text: show(tok.piece(c.id)) }));
+        (c.id === res.id ? " gp-drawn" : ""), "data-id": String(c.id),
+        "data-rank": String(rank + 1) });
+      row.appendChild(el("span", { cls: "gp-piece", text: (rank + 1) + ". " + show(tok.piece(c.id)) }));
       var track = el("span", { cls: "gp-track" });
       var bar = el("span", { cls: "gp-bar" });
       bar.style.width = (100 * c.before).toFixed(1) + "%";
