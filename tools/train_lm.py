@@ -185,7 +185,9 @@ def main(argv=None):
         torch.nn.utils.clip_grad_norm_(net.parameters(), c["grad_clip"])
         opt.step()
         recent.append(loss.item())
-        if (step + 1) % c["eval_every"] == 0 or step + 1 == c["num_updates"]:
+        # the last update; or the update --stop-after ends on, when no evaluation came before
+        last = step + 1 == c["num_updates"] or (step + 1 == args.stop_after and best[1] < 0)
+        if (step + 1) % c["eval_every"] == 0 or last:
             with d2l.fast_attention(net):
                 bpc = bits_per_char(net, tok, val_p, T)
             mean = sum(recent) / len(recent)
