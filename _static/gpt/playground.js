@@ -121,6 +121,13 @@
     root.appendChild(this.attn);
     root.appendChild(h("KV 캐시", "KV cache"));
     root.appendChild(this.counterBox);
+    var cacheNote = el("p", { cls: "gp-legend" });
+    cacheNote.appendChild(t(
+      "표의 한 행이 한 위치입니다. 층마다 그 위치의 키 벡터 처음 세 값을 보여 줍니다. 값 벡터도 " +
+        "같은 수의 행으로 쌓입니다. 파란 행이 이번 단계에 더해진 행입니다.",
+      "One row per position: for each layer, the first three numbers of that position's key " +
+        "vector (the values pile up in as many rows). The blue row is the one this step added."));
+    root.appendChild(cacheNote);
     root.appendChild(this.cacheBox);
     [B.generate, B.step, B.reset].forEach(function (b) { b.disabled = true; });
     var self = this;
