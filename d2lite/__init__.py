@@ -30,6 +30,7 @@ from .positional import *
 from .transformer import *
 from .vit import *
 from .lm import *
+from .shipped import *
 from .efficient import *
 
 # Architecture diagrams (d2l.diagrams.draw_...), drawn from the modules above.
