@@ -6,5 +6,7 @@ its configuration, running it on a small batch to print the shapes it really pro
 """
 
 from .attention import *  # noqa: F403
+from .bahdanau import *  # noqa: F403
 from .core import *  # noqa: F403
+from .lstm import *  # noqa: F403
 from .rnn import *  # noqa: F403
