@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT  # noqa: E402
+
 STATIC = ROOT / "_static" / "gpt"
 FILES = ("gpt.js", "playground.js", "playground.css", "model.json", "weights.bin")
 PROMPT = "트랜스포머는"
