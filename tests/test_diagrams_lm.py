@@ -77,7 +77,7 @@ def test_merge_steps_are_the_tokenizers_own(tokenizers, word):
     for unit, tok in tokenizers.items():
         steps = dlm.bpe_merge_steps(tok, word)
         last = [d.parts[f"{unit}_{len(steps) - 1}_{k}"].label for k in range(len(steps[-1]))]
-        assert "".join(last).replace("-", "") == "".join(dlm._piece(tok, i).replace("-", "")
+        assert "".join(last).replace("-", "") == "".join(dlm.token_label(tok, i).replace("-", "")
                                                         for i in tok.encode(word))
         assert f"{unit}_{len(steps)}_0" not in d.parts  # no row past the last merge
     _check_drawn(d)
@@ -85,10 +85,10 @@ def test_merge_steps_are_the_tokenizers_own(tokenizers, word):
 
 def test_pieces_show_bytes_in_hex_and_jamo_as_letters(tokenizers):
     byte = tokenizers["byte"]
-    assert [dlm._piece(byte, i) for i in dlm.bpe_merge_steps(byte, "쥐가")[0]] == [
+    assert [dlm.token_label(byte, i) for i in dlm.bpe_merge_steps(byte, "쥐가")[0]] == [
         f"{b:02X}" for b in "쥐가".encode()]  # fmt: skip
     jamo = tokenizers["jamo"]
-    base = [dlm._piece(jamo, i) for i in dlm.bpe_merge_steps(jamo, "말은")[0]]
+    base = [dlm.token_label(jamo, i) for i in dlm.bpe_merge_steps(jamo, "말은")[0]]
     assert base == ["ㅁ", "ㅏ", "-ㄹ", "ㅇ", "ㅡ", "-ㄴ"]  # finals marked apart from initials
     with pytest.raises(ValueError, match="word must be one chunk"):
         dlm.bpe_merge_steps(byte, "두 어절")

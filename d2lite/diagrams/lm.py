@@ -20,7 +20,8 @@ from torch import Tensor, nn
 from .. import lm as _lm
 from .core import Diagram, causal_mask, drawer, trace
 
-__all__ = ["bpe_merge_steps", "draw_bpe_merges", "draw_gpt", "draw_sampling", "sampling_steps"]
+__all__ = ["bpe_merge_steps", "draw_bpe_merges", "draw_gpt", "draw_sampling", "sampling_steps",
+           "token_label"]
 
 T = Callable[[str, str], str] | None
 
@@ -63,7 +64,7 @@ def _visible_jamo(s: str) -> str:
     return "".join(out)
 
 
-def _piece(tok: _lm.BPETokenizer, i: int) -> str:
+def token_label(tok: _lm.BPETokenizer, i: int) -> str:
     """What token ``i`` stands for, as drawn: whole characters as text (jamo as letters, see
     :func:`_visible_jamo`), the bytes of a partial character in hex ("ED95")."""
     if tok.unit == "jamo" and all(b >= 256 for b in tok.parts[i]):
@@ -106,7 +107,7 @@ def draw_bpe_merges(
     widths = {}
     for name, seq in steps.items():
         tok = tokenizers[name]
-        widths[name] = max(sum(max(0.32, d.text_size(_piece(tok, i), 11)[0] + 0.12) + gap_x
+        widths[name] = max(sum(max(0.32, d.text_size(token_label(tok, i), 11)[0] + 0.12) + gap_x
                                for i in ids) - gap_x for ids in seq)  # fmt: skip
     label_w = 0.3
     spare = 6.4 - label_w - sum(widths.values()) - 0.1
@@ -130,7 +131,7 @@ def draw_bpe_merges(
             xx = x
             y = y_head - 0.5 - r * row_h
             for k, i in enumerate(ids):
-                s = _piece(tok, i)
+                s = token_label(tok, i)
                 w = max(0.32, d.text_size(s, 11)[0] + 0.12)
                 base = i < 256 + len(tok.alphabet)
                 d.box(xx + w / 2, y, s, kind="op" if base else "layer",
