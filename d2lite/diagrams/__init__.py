@@ -7,6 +7,6 @@ its configuration, running it on a small batch to print the shapes it really pro
 
 from .attention import *  # noqa: F403
 from .core import *  # noqa: F403
-from .rnn import *  # noqa: F403
-from .lm import *  # noqa: F403
 from .efficient import *  # noqa: F403
+from .lm import *  # noqa: F403
+from .rnn import *  # noqa: F403

@@ -195,8 +195,8 @@ def draw_gqa(*attns: nn.Module, batch: int = 1, steps: int = 4, t: T = None) -> 
         cx = p * width + width / 2
         name = {h: ("멀티헤드", "multi-head"), 1: ("멀티쿼리", "multi-query")}.get(
             g, ("그룹 쿼리", "grouped-query"))  # fmt: skip
-        d.text(cx, 2.72, (f"{name[0]}: 키·값 헤드 {g}개", f"{name[1]}: {g} K/V head{'s' * (g != 1)}"),
-               name=f"title{p}")  # fmt: skip
+        d.text(cx, 2.72, (f"{name[0]}: 키·값 헤드 {g}개",
+                          f"{name[1]}: {g} K/V head{'s' * (g != 1)}"), name=f"title{p}")
         d.text(cx, 0.85, f"K, V {format_shape(k_shape)}", family="DejaVu Sans Mono",
                name=f"shape{p}")  # fmt: skip
         d.shapes[f"k{p}"] = k_shape
@@ -226,9 +226,9 @@ def draw_rope(rope: nn.Module, x: Tensor, *, pairs: Sequence[int] = (0, 1), posi
         out = rope(x.expand(1, positions, rope.dim))[0]
     d = Diagram(6.4, 3.6, t=t, title=("회전 위치 임베딩", "Rotary position embedding"))
     d.shapes["rope"] = tuple(out.shape)
-    d.text(3.2, 0.15, ("위치 0–{} 의 x, 모양 {}".format(positions - 1, format_shape(out.shape)),
-                      "x at positions 0–{}, shape {}".format(positions - 1,
-                                                             format_shape(out.shape))),
+    d.text(3.2, 0.15, (f"위치 0–{positions - 1}에서 돌린 x, 모양 {format_shape(out.shape)}",
+                       f"x rotated at positions 0–{positions - 1}, shape "
+                       f"{format_shape(out.shape)}"),
            name="shape")  # fmt: skip
     width = 6.4 / len(pairs)
     for p, i in enumerate(pairs):

@@ -270,7 +270,7 @@ def draw_sampling(
     order = stages["order"][:columns].tolist()
     names = [(labels or str)(i) for i in order]
     rows = [("logits", ("로짓 z", "logits z"), "{:.1f}"),
-            ("scaled", (f"z / τ  (τ = {temperature:g})", f"z / τ  (τ = {temperature:g})"), "{:.1f}"),
+            ("scaled", f"z / τ  (τ = {temperature:g})", "{:.1f}"),
             ("softmax", ("softmax", "softmax"), "{:.2f}")]  # fmt: skip
     if top_k is not None:
         rows.append(("top_k", (f"top-k (k = {top_k})", f"top-k (k = {top_k})"), "{:.2f}"))
