@@ -150,3 +150,14 @@ def test_rope_arrows_are_the_embeddings_output(pairs, positions):
     _check_drawn(d)
     with pytest.raises(ValueError, match="pairs must be 1 or 2 pair indices"):
         deff.draw_rope(rope, x, pairs=(8,))
+
+
+def test_cache_and_gqa_reject_what_they_cannot_draw():
+    net = d2l.GPT(10, 8, 2, 1, max_len=16)
+    prompt = torch.zeros(1, 2, dtype=torch.long)
+    with pytest.raises(ValueError, match="steps must be at most 3"):
+        deff.draw_kv_cache(net, prompt, 4)
+    with pytest.raises(ValueError, match=r"prompt must be token ids of shape \(1, p\)"):
+        deff.draw_kv_cache(net, torch.zeros(2, 2, dtype=torch.long))
+    gqa = d2l.GroupedQueryAttention(16, 4, 2)
+    assert d2l.diagrams.draw(gqa).shapes == {"k0": (1, 2, 4, 4)}  # its registered drawer
