@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.core import ROOT  # noqa: E402
+from tools.core import ROOT
 
 STATIC = ROOT / "_static" / "gpt"
 FILES = ("gpt.js", "playground.js", "playground.css", "model.json", "weights.bin")

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 import d2lite as d2l
 from d2lite.shipped import bits_per_char, corpus_sha256, save_gpt
-from tools.core import ROOT  # noqa: E402
+from tools.core import ROOT
 
 CONFIG = {
     "unit": "jamo",

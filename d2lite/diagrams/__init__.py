@@ -8,6 +8,8 @@ its configuration, running it on a small batch to print the shapes it really pro
 from .attention import *  # noqa: F403
 from .bahdanau import *  # noqa: F403
 from .core import *  # noqa: F403
+from .efficient import *  # noqa: F403
+from .lm import *  # noqa: F403
 from .lstm import *  # noqa: F403
 from .multihead import *  # noqa: F403
 from .positional import *  # noqa: F403
