@@ -36,9 +36,9 @@ def _t(lang):
 def _every_part(t, palette=PALETTE) -> Diagram:
     d = Diagram(6.8, 3.2, t=t, title=("어휘 전부", "The whole vocabulary"), palette=palette)
     x = d.tensor(0.75, 1.5, ("입력", "input"), (2, 10, 32), role="query", name="x")
-    lin = d.box(2.6, 1.5, ("선형층", "linear"), "$W_q$", role="query", name="lin")
-    soft = d.box(3.75, 1.5, "softmax", kind="op", name="soft")
-    add = d.add(4.6, 1.5, name="add")
+    lin = d.box(2.75, 1.5, ("선형층", "linear"), "$W_q$", role="query", name="lin")
+    soft = d.box(3.85, 1.5, "softmax", kind="op", name="soft")
+    add = d.add(4.65, 1.5, name="add")
     d.arrow(x, lin, shape=(2, 10, 32), name="a1")
     d.arrow(lin, soft)
     d.arrow(soft, add)

@@ -408,7 +408,8 @@ class Diagram:
         dims = None if shape is None else tuple(int(s) for s in shape)
         shape_txt = format_shape(dims) if dims is not None else ""
         lw_, lh = self.text_size(main, FONT["label"])
-        sw, sh = self.text_size(shape_txt, FONT["shape"]) if shape_txt else (0.0, 0.0)
+        sw, sh = (self.text_size(shape_txt, FONT["shape"], family="DejaVu Sans Mono")
+                  if shape_txt else (0.0, 0.0))
         w = w if w is not None else max(lw_, sw) + 0.26
         h = h if h is not None else lh + (sh + 0.05 if shape_txt else 0) + 0.2
         name = self._name(name, "tensor")
