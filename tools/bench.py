@@ -5,8 +5,10 @@ peak memory and device.
 table that the README quotes) and ``benchmarks/latest.json``, then runs
 ``tools.bench_attention`` (``benchmarks/attention.md``: attention speed and memory
 beside PyTorch's kernels) and ``tools.bench_lm`` (``benchmarks/lm.md``: training throughput of
-d2l.GPT beside the same model from PyTorch's layers). ``--attention-only`` and
-``--chapters-only`` run one half.
+d2l.GPT beside the same model from PyTorch's layers) and ``tools.bench_playground``
+(``benchmarks/playground.md``: the shipped GPT's tokens per second in headless Chromium, the
+playground's page weight, and its bits per character beside chapter 10's model).
+``--attention-only`` (the side tables only) and ``--chapters-only`` run one half.
 Budgets: each chapter ≤ 60 s on a 2-core CPU, the whole book ≤ 5 min. A reader runs one
 chapter at a time (Colab's free machine has two cores), so the chapter column times every
 chapter alone; the whole book is then timed as ``make book`` and ``make test`` run it,
@@ -60,12 +62,20 @@ def cpu_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
         return name
 
 
+def side_tables() -> int:
+    """The tables beside the chapters': attention kernels, LM throughput, the browser GPT."""
+    from tools import bench_attention, bench_lm, bench_playground
+
+    return bench_attention.main([]) or bench_lm.main([]) or bench_playground.main([])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter stems, e.g. 01_rnn (default: all)")
     parser.add_argument("--out", default=str(BENCHMARKS / "latest"))
     half = parser.add_mutually_exclusive_group()
-    half.add_argument("--attention-only", action="store_true", help="only benchmarks/attention.md")
+    half.add_argument("--attention-only", action="store_true",
+                      help="only the side tables: benchmarks/attention.md, lm.md, playground.md")
     half.add_argument("--chapters-only", action="store_true", help="only the chapter table")
     parser.add_argument("--jobs", type=int, default=2,
                         help="chapters run at a time (default 2, as make test and make book run "
@@ -74,9 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.attention_only:
-        from tools import bench_attention, bench_lm
-
-        return bench_attention.main([]) or bench_lm.main([])
+        return side_tables()
     sources = [s for s in chapter_sources() if not args.chapters or s.stem in args.chapters]
     device = device_name()
     env = dict(os.environ)
@@ -130,9 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     print("\n".join(lines))
     if not args.chapters_only:
-        from tools import bench_attention, bench_lm
-
-        return bench_attention.main([]) or bench_lm.main([])
+        return side_tables()
     return 0
 
 
