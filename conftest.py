@@ -75,7 +75,7 @@ def estimate(nodeid: str, seconds: dict[str, float]) -> float:
 # Browser tests that need no built website (their pages are made by the test): they go right
 # after the first unit, so that while one worker builds the website for the PDFs, the other runs
 # them instead of waiting for the build.
-SITE_FREE = ("tests/test_views_browser.py",)
+SITE_FREE = ("tests/test_views_browser.py", "tests/test_playground.py")
 
 
 def unit(nodeid: str) -> str:

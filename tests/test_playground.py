@@ -3,16 +3,15 @@ playground widget, in headless Chromium through Playwright.
 
 The engine's tests need no website build: a folder holding the files of ``_static/gpt`` and
 small harness pages is served on 127.0.0.1, and every request that leaves 127.0.0.1 is aborted
-(the page must work offline). The last test opens the built site's playground page
-(``_build/html/book/playground.html``, built by the ``site`` fixture in ``make test``).
+(the page must work offline), so `make test` runs them beside the website build
+(conftest.py's SITE_FREE). tests/test_site_playground.py opens the built site's playground.
 
-Run them with ``python -m pytest -m book tests/test_playground.py -k "not built_site"`` (about
+Run them with ``python -m pytest -m book tests/test_playground.py`` (about
 a minute: no site build).
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import shutil
@@ -413,19 +412,6 @@ def test_playground_is_readable_in_dark_mode(browser, harness):
             assert min(r, g, b) > 150, colors
     finally:
         ctx.close()
-
-
-def test_built_site_playground_generates_offline(browser, server):
-    """The website's playground page (and chapter 10's embed), from the built site."""
-    for page_name in ("book/playground.html", "book/10_language_models.html"):
-        ctx = browser.new_context()
-        try:
-            ctx.add_init_script("localStorage.setItem('d2lite-book-lang', 'en')")
-            page = _open(ctx, f"{server}/{page_name}", 390)
-            _check_widget(page, "en", 390)
-        finally:
-            ctx.close()
-    assert json.loads((STATIC / "model.json").read_text(encoding="utf-8"))["format"]
 
 
 def test_the_benchmark_measures_and_writes_its_table(tmp_path):
