@@ -93,9 +93,10 @@ test:
 # host-synchronization counts, the d2l layer, the package layout), on both cores: the edit-test
 # loop for library work. tests/test_ci.py checks that every library test module is listed.
 UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py d2l_compat.py \
-	door.py efficient.py fast_attention.py layout.py lm.py multihead.py plot.py pooling.py \
-	positional.py promises.py rnn.py seq2seq.py text.py train.py transformer.py utils.py \
-	views.py vit.py)
+	diagrams.py diagrams_bahdanau.py diagrams_efficient.py diagrams_lm.py diagrams_lstm.py \
+	diagrams_multihead.py diagrams_positional.py door.py efficient.py fast_attention.py \
+	gpu_ready.py layout.py lm.py multihead.py plot.py pooling.py positional.py promises.py \
+	rnn.py seq2seq.py shipped.py text.py train.py transformer.py utils.py views.py vit.py)
 
 test-unit: install
 	$(PY) -m pytest -q -n $(JOBS) $(UNIT_TESTS)
