@@ -68,7 +68,8 @@ pdf: book
 # set): with more threads than free cores, PyTorch's threads spin-wait on one another; chapter 10's
 # token-by-token decoding then took 420 s of CPU beside other work instead of 30 s on one thread.
 NBVAL_DIR := _build/nbval
-XDIST := -n $(JOBS) --dist loadscope --no-loadscope-reorder
+# Each phase ends with its 15 slowest tests (--durations): where the time of make test goes.
+XDIST := -n $(JOBS) --dist loadscope --no-loadscope-reorder --durations=15
 
 # The Colab-like environment's base (tools/colab_env.py --base: torch and the declared
 # dependencies, no d2lite) needs only the system's Python: it installs beside .venv, on the
