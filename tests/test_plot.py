@@ -152,7 +152,8 @@ def test_bilingual_alt_text_per_language(monkeypatch):
     plot_module = importlib.import_module("d2lite.plotting")
     seen = {}
     monkeypatch.setattr(plot_module, "_display",
-                        lambda images, captions, alts: seen.update(captions=captions, alts=alts))
+                        lambda images, captions, alts, diagram=False:
+                        seen.update(captions=captions, alts=alts))
     monkeypatch.setenv("D2LITE_FIG_LANG", "ko,en")
     d2l.bilingual(lambda t: plt.subplots(figsize=(3, 2)), caption=("캡션", "caption"),
                   alt=("파란 곡선 하나", "one blue curve"))
@@ -161,3 +162,22 @@ def test_bilingual_alt_text_per_language(monkeypatch):
     assert seen["alts"] == {"ko": "캡션", "en": "caption"}  # the caption by default
     with pytest.raises(ValueError, match="alt must be a"):
         d2l.bilingual(lambda t: None, alt=("only one",))
+
+
+def test_bilingual_marks_a_diagram_of_the_architecture(monkeypatch):
+    import importlib
+
+    plot_module = importlib.import_module("d2lite.plotting")
+    seen = []
+    monkeypatch.setattr(plot_module, "_display",
+                        lambda images, captions, alts, diagram=False: seen.append(diagram))
+    monkeypatch.setenv("D2LITE_FIG_LANG", "ko,en")
+
+    def box(t):
+        d = d2l.diagrams.Diagram(3, 1.2, t=t)
+        d.box(1.5, 0.6, ("선형층", "linear"))
+        return d.finish()
+
+    d2l.bilingual(box, caption=("상자", "a box"))
+    d2l.bilingual(lambda t: plt.subplots(figsize=(3, 2)), caption=("곡선", "a curve"))
+    assert seen == [True, False]

@@ -523,10 +523,41 @@ def phone_reports(browser, server) -> dict[tuple[str, str], dict]:
                     "mode": page.evaluate("document.documentElement.dataset.bookLang"),
                     "width": page.evaluate("document.scrollingElement.scrollWidth"),
                     "wide_math": page.evaluate(book_pdf.WIDE_MATH_JS),
+                    "diagrams": page.evaluate(DIAGRAMS_JS),
                 }
         finally:
             ctx.close()
     return reports
+
+
+# The architecture diagrams (d2l.diagrams, marked d2l-diagram by d2l.bilingual) the reader sees
+# in the chosen language: their alt text and how wide each is drawn against its column.
+DIAGRAMS_JS = """() => [...document.querySelectorAll('figure.d2l-diagram img')]
+  .filter(img => img.offsetParent !== null)
+  .map(img => ({alt: img.alt, width: img.getBoundingClientRect().width,
+                column: img.closest('figure').parentElement.getBoundingClientRect().width}))"""
+
+
+def test_every_chapter_shows_a_diagram_in_each_language_at_phone_width(phone_reports):
+    """Chapters 1-11 each show at least one architecture diagram in the reader's language, with
+    alt text in that language, no wider than its column on a 390-px phone."""
+    chapters = [d for d in toc_pages() if is_chapter(d) and not d.startswith("book/00_")]
+    assert len(chapters) >= 11, chapters
+    problems = []
+    for lang in ("ko", "en"):
+        for d in chapters:
+            shown = phone_reports[lang, d]["diagrams"]
+            if not shown:
+                problems.append(f"{lang} {d}: no diagram")
+            for fig in shown:
+                in_lang = (HANGUL.search(fig["alt"]) if lang == "ko"
+                           else re.search(r"[A-Za-z]{3}", fig["alt"]))
+                if not in_lang:
+                    problems.append(f"{lang} {d}: alt text not in {lang}: {fig['alt'][:60]!r}")
+                if fig["width"] > fig["column"] + 0.5:
+                    problems.append(f"{lang} {d}: a diagram {fig['width']:.0f} px wide in a "
+                                    f"{fig['column']:.0f}-px column")
+    assert problems == []
 
 
 def test_no_page_scrolls_sideways_on_a_phone(phone_reports, browser, server):
