@@ -2,7 +2,8 @@
 #   make book   - build the website into _build/html (creates .venv and installs on first use)
 #   make test   - run every test: unit tests, chapters (nbval), bilingual/export/Colab checks,
 #                 ruff, the website build with warnings as errors and the browser tests
-#   make browser - find or install Chromium and a Korean font for the browser tests
+#   make browser - install Debian's chromium, fontconfig and fonts-nanum with apt-get (as root)
+#                  where a Chromium or a Korean font is missing: the one step that installs a browser
 #   make pdf    - print the built website into one PDF per language (_build/pdf, _build/html/pdf)
 #   make bench  - execute each chapter alone, then the book two at a time; write the timing table
 #                 (benchmarks/latest.md)
@@ -13,7 +14,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 # The browser tests (tests/test_site.py) drive a Chromium that tools/ensure_browser.sh finds:
-# $(CHROMIUM) when given (make test CHROMIUM=/path/to/chrome), else the system's or Playwright's.
+# $(CHROMIUM) when given (make test CHROMIUM=/path/to/chrome), else the system's or one that
+# Playwright installed before. make test installs no browser and downloads nothing but packages
+# from PyPI (pip, into .venv and the Colab-like environment).
 CHROMIUM ?=
 # The Colab-door pass of `make test` runs every chapter as another machine would (tools/portable.py):
 # another seed offset and math-kernel path (defaults there: offset 5, sse42). Override to try others:
@@ -24,7 +27,7 @@ PORTABLE_SIMD ?=
 export D2LITE_STRICT_FONTS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install browser book pdf test test-changed test-fast test-unit notebooks colab-env export bench lint clean
+.PHONY: install browser book pdf test test-changed test-fast test-unit notebooks colab-env bench lint clean
 
 install: $(STAMP)
 
@@ -36,10 +39,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements.txt -e .
 	touch $@
 
-# Find Chromium and a Hangul font; install what is missing where possible (Playwright without
-# root, Debian's packages as root). Prints the Chromium; fails with one line saying what is missing.
+# Install what the browser tests need and is missing, from Debian's packages (apt-get, root only:
+# chromium, fontconfig, fonts-nanum); then print the Chromium found, or fail with one line.
 browser:
-	CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh
+	CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh --install
 
 # Chapters whose outputs are not cached yet run first, $(JOBS) at a time (tools/execute.py: every
 # chapter computes on one thread, and Jupyter Book would run them one after another).
@@ -55,7 +58,8 @@ pdf: book
 
 # Phase 1 executes every chapter once (nbval, which also fills the build's execution cache)
 # beside the unit tests; phase 2 builds the website from that cache and tests it. Without a
-# Chromium or a Korean font every other test still runs; then one line says what to install.
+# Chromium or a Korean font every other test still runs; then one line says what to install
+# (tools/ensure_browser.sh only looks: it installs nothing).
 # Both phases spread their work over $(JOBS) workers in the order conftest.py's schedule() gives:
 # the longest units first (a chapter's cells, the PDFs' tests), each other test module whole.
 # nbval runs bilingual copies of the chapters (both languages' figures, for the website) written
@@ -85,11 +89,13 @@ test:
 	if [ $$browser != 0 ]; then tail -n 1 _build/.browser >&2; exit 1; fi; \
 	exit $$status
 
-# The library's own tests (d2lite's modules, the scalar checks, the bad-input table), on both
-# cores: the edit-test loop for library work.
-UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py efficient.py \
-	fast_attention.py lm.py multihead.py plot.py pooling.py positional.py promises.py rnn.py \
-	seq2seq.py text.py train.py transformer.py utils.py views.py vit.py)
+# The library's own tests (d2lite's modules, the scalar checks, the bad-input table, the
+# host-synchronization counts, the d2l layer, the package layout), on both cores: the edit-test
+# loop for library work. tests/test_ci.py checks that every library test module is listed.
+UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py d2l_compat.py \
+	door.py efficient.py fast_attention.py layout.py lm.py multihead.py plot.py pooling.py \
+	positional.py promises.py rnn.py seq2seq.py text.py train.py transformer.py utils.py \
+	views.py vit.py)
 
 test-unit: install
 	$(PY) -m pytest -q -n $(JOBS) $(UNIT_TESTS)
@@ -112,7 +118,7 @@ notebooks: install
 colab-env: install $(COLAB_BASE)
 	$(PY) -m tools.colab_env
 
-$(COLAB_BASE): pyproject.toml tools/colab_env.py
+$(COLAB_BASE): pyproject.toml tools/colab_env.py tools/core.py
 	$(PYTHON) -m tools.colab_env --base && touch $@
 
 bench: install

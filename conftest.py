@@ -49,7 +49,7 @@ def check_nbval_item(item) -> None:
 # order) on one worker. Two changes make the two workers finish together: each Colab-door run of a
 # chapter is a unit of its own (ChapterScheduling below), instead of one worker running all
 # twelve in a row; and the longest units go first (schedule(), with --no-loadscope-reorder), timed
-# by the last `make bench` (benchmarks/latest.md) for chapters and by SECONDS for the slowest
+# by the last `make bench` (benchmarks/latest.json) for chapters and by SECONDS for the slowest
 # website modules (tests/test_pdf.py prints and reads the PDFs). Units of unknown length keep
 # their order, after these.
 SECONDS = {"tests/test_pdf.py": 150.0, "tests/test_site.py": 130.0}
@@ -57,7 +57,7 @@ SOLO = re.compile(r"^tests/test_colab\.py::test_english_notebook_runs_as_in_cola
 
 
 def chapter_seconds(bench: Path | None = None) -> dict[str, float]:
-    """Each chapter's wall time in the last benchmark table ({} when there is none): BENCH, which
+    """Each chapter's wall time alone in the last benchmark ({} when there is none): BENCH, which
     a test may point elsewhere, unless given."""
     return _table_seconds(bench or BENCH)
 

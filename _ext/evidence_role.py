@@ -17,11 +17,22 @@ from docutils import nodes
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tools import evidence  # noqa: E402
 
+_cache: dict = {}
+
+
+def _loaded():
+    """Specs and data, read once per build and again only when a file under evidence/ changed."""
+    files = sorted(evidence.SPECS.glob("*.yaml")) + sorted(evidence.DATA.glob("*.json"))
+    key = tuple((str(f), f.stat().st_mtime_ns) for f in files)
+    if _cache.get("key") != key:
+        _cache.update(key=key, specs=evidence.load_specs(), data=evidence.load_data())
+    return _cache["specs"], _cache["data"]
+
 
 def ev_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     env = inliner.document.settings.env
     try:
-        shown = evidence.role_text(text, evidence.load_specs(), evidence.load_data())
+        shown = evidence.role_text(text, *_loaded())
     except evidence.EvidenceError as error:
         message = inliner.reporter.error(str(error), line=lineno)
         return [inliner.problematic(rawtext, rawtext, message)], [message]

@@ -1,10 +1,18 @@
-"""Sphinx extension: serve MathJax 3 from the site itself instead of a CDN.
+"""Sphinx extension: make sure the site serves MathJax itself, never from a CDN.
 
 Sphinx links MathJax from a CDN by default, which a reader without internet access (and this
 project's CI) cannot reach: the math would stay raw ``\\(...\\)``. The PyPI package
-``sphinx-mathjax-offline`` (listed in requirements.txt) ships the MathJax 3.2 files; this
-extension adds its folder to ``html_static_path`` so Sphinx copies it to
-``_build/html/_static/mathjax/`` and points ``mathjax_path`` at the local ``tex-chtml.js``.
+``sphinx-mathjax-offline`` (in requirements.txt, listed in ``_config.yml``'s
+``extra_extensions``) does the work: it sets ``mathjax_path`` to its ``mathjax/tex-chtml.js``
+and, after a build that succeeded, copies its MathJax 3 files to ``_build/html/_static/mathjax/``.
+
+This extension adds what the package lacks, checks that turn a site with raw TeX into a failed
+build with one clear message:
+
+* the package is installed, listed as an extension, and holds the MathJax entry file (without
+  them the package copies nothing, or is never loaded, and the build still succeeds);
+* once every configuration has been read (``config-inited``), ``mathjax_path`` is still the
+  local file (a value set elsewhere, such as a CDN address, would win silently).
 """
 
 from __future__ import annotations
@@ -32,12 +40,15 @@ def mathjax_static_dir() -> Path:
 
 
 def _on_config_inited(app, config) -> None:
-    static = str(mathjax_static_dir())
-    if static not in config.html_static_path:
-        config.html_static_path.append(static)
-    config.mathjax_path = ENTRY
+    mathjax_static_dir()
+    if PACKAGE not in app.extensions:
+        raise ExtensionError(f"list {PACKAGE} in _config.yml's sphinx.extra_extensions: it "
+                             f"copies MathJax into the site")
+    if config.mathjax_path != ENTRY:
+        raise ExtensionError(f"mathjax_path is {config.mathjax_path!r}, not the site's own "
+                             f"{ENTRY!r}: the math would load from elsewhere")
 
 
 def setup(app):
     app.connect("config-inited", _on_config_inited)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

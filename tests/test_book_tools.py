@@ -618,7 +618,7 @@ def test_bench_times_each_chapter_alone_and_the_book_two_at_a_time(tmp_path, mon
         return {"wall_s": {"01_a": 5.0, "02_b": 50.0}[source.stem] * (1 if alone else 1.2),
                 "peak_mib": 100.0}
 
-    monkeypatch.setattr("tools.book.chapter_sources", lambda: sources)
+    monkeypatch.setattr(bench, "chapter_sources", lambda: sources)
     monkeypatch.setattr(bench, "run_chapter", fake_run)
     monkeypatch.setattr(bench, "longest_first", lambda s: s)
     monkeypatch.setattr(bench, "device_name", lambda: "cpu")
@@ -627,8 +627,8 @@ def test_bench_times_each_chapter_alone_and_the_book_two_at_a_time(tmp_path, mon
     assert sorted(calls) == ["01_a", "01_a", "02_b", "02_b"]  # alone, then two at a time
     table = out.with_suffix(".md").read_text(encoding="utf-8")
     assert "| 02_b | 50.0 | 60.0 | 100 | cpu | yes |" in table
-    # the schedule of make book and make test reads the first column: each chapter alone
-    assert execute.chapter_seconds(out.with_suffix(".md")) == {"01_a": 5.0, "02_b": 50.0}
+    # the schedule of make book and make test reads each chapter's time alone from the JSON
+    assert execute.chapter_seconds(out.with_suffix(".json")) == {"01_a": 5.0, "02_b": 50.0}
     summary = json.loads(out.with_suffix(".json").read_text())
     assert summary["jobs"] == 2 and [r["beside_s"] for r in summary["rows"]] == [6.0, 60.0]
     calls.clear()
@@ -667,10 +667,10 @@ def test_execute_caches_a_stale_chapter_and_leaves_a_failing_one_out(tmp_path):
 def test_execute_runs_the_longest_chapters_first(tmp_path):
     from tools import execute
 
-    bench = tmp_path / "latest.md"  # tools.bench's table, as conftest.py's schedule reads it
-    bench.write_text("| chapter | wall (s) |\n| --- | ---: |\n| 01_a | 5.0 |\n| 02_b | 50.0 |\n",
-                     encoding="utf-8")
+    bench = tmp_path / "latest.json"  # tools.bench's results, as conftest.py's schedule reads them
+    rows = [{"chapter": "01_a", "wall_s": 5.0}, {"chapter": "02_b", "wall_s": 50.0}]
+    bench.write_text(json.dumps({"rows": rows}), encoding="utf-8")
     sources = [Path("book/01_a.md"), Path("book/02_b.md"), Path("book/03_new.md")]
     assert [s.stem for s in execute.longest_first(sources, bench)] == ["03_new", "02_b", "01_a"]
     # without a benchmark: the given order
-    assert execute.longest_first(sources, tmp_path / "none.md") == sources
+    assert execute.longest_first(sources, tmp_path / "none.json") == sources

@@ -1,5 +1,6 @@
 """What `make test` needs for the browser tests: tools/ensure_browser.sh finds a Chromium or
-says in one line what to install, and a Korean font is present (never boxes for Hangul)."""
+says in one line what to install (installing nothing itself; `make browser` installs Debian's
+packages as root), and a Korean font is present (never boxes for Hangul)."""
 
 from __future__ import annotations
 
@@ -13,27 +14,34 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "ensure_browser.sh"
 
 
-def _run(tmp_path: Path, tools: dict[str, str], env: dict[str, str] | None = None):
+def _run(tmp_path: Path, tools: dict[str, str], env: dict[str, str] | None = None,
+         args: tuple[str, ...] | list[str] = ()):
     """Run the script as a non-root user whose PATH holds only ``tools`` (name -> script)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name in ("bash", "grep", "timeout", "cat"):
+    for name in ("bash", "grep", "cat"):
         (bin_dir / name).symlink_to(shutil.which(name))
     tools = {"id": "echo 1000", "python-without-playwright": "exit 1", **tools}
     for name, body in tools.items():
         (bin_dir / name).write_text(f"#!{shutil.which('sh')}\n{body}\n")
         (bin_dir / name).chmod(0o755)
     full_env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "PY": "python-without-playwright"}
-    return subprocess.run([str(bin_dir / "bash"), str(SCRIPT)], env={**full_env, **(env or {})},
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run([str(bin_dir / "bash"), str(SCRIPT), *args],
+                          env={**full_env, **(env or {})}, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+
+
+HOW = ("apt-get install chromium fontconfig fonts-nanum (as root: make browser), or set "
+       "D2LITE_CHROMIUM; then run make test again")
 
 
 def test_no_chromium_and_no_font_is_one_clear_line(tmp_path):
     proc = _run(tmp_path, {})
     assert proc.returncode == 1 and proc.stdout == ""
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("make test: the browser tests need a Chromium")
-    assert "a Korean font (Debian: fonts-nanum" in last
+    assert proc.stderr.strip().splitlines() == [
+        "make test: the browser tests need a Chromium and a Korean font (none in "
+        f"'fc-list :lang=ko'): {HOW}"
+    ]
 
 
 def test_a_chromium_on_path_is_found_but_a_missing_font_still_fails(tmp_path):
@@ -41,9 +49,34 @@ def test_a_chromium_on_path_is_found_but_a_missing_font_still_fails(tmp_path):
     assert proc.stdout.strip() == str(tmp_path / "bin" / "chromium")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
-        "make test: the browser tests need a Korean font (Debian: fonts-nanum; check with "
-        "'fc-list :lang=ko'): install it, then run make test again"
+        f"make test: the browser tests need a Korean font (none in 'fc-list :lang=ko'): {HOW}"
     )
+
+
+def test_finding_installs_nothing_even_as_root(tmp_path):
+    """make test runs the script without --install: no apt-get, no `playwright install` (a
+    download from outside the package registries), even as root with apt-get at hand."""
+    log = tmp_path / "calls.log"
+    record = f'echo "${{0##*/}} $*" >> {log}; exit 1'
+    proc = _run(tmp_path, {"id": "echo 0", "apt-get": record, "python-without-playwright": record})
+    assert proc.returncode == 1
+    calls = log.read_text().splitlines() if log.exists() else []
+    assert calls == ["python-without-playwright -"]  # only asks Playwright where its Chromium is
+
+
+def test_install_uses_only_debian_packages_and_needs_root(tmp_path):
+    log = tmp_path / "calls.log"
+    proc = _run(tmp_path, {"apt-get": f'echo "apt-get $*" >> {log}'}, args=["--install"])
+    assert proc.returncode == 1 and not log.exists()  # not root: nothing is tried
+    assert "as root run: apt-get update && apt-get install -y chromium fontconfig fonts-nanum" \
+        in proc.stderr
+    root = tmp_path / "root"
+    root.mkdir()
+    proc = _run(root, {"id": "echo 0", "apt-get": f'echo "apt-get $*" >> {log}'},
+                args=["--install"])
+    calls = log.read_text().splitlines()
+    assert [c.split()[:2] for c in calls] == [["apt-get", "update"], ["apt-get", "install"]]
+    assert calls[1].split()[-3:] == ["chromium", "fontconfig", "fonts-nanum"]
 
 
 def test_chromium_and_korean_font_pass(tmp_path):

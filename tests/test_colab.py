@@ -56,7 +56,13 @@ def colab_python() -> Path:
 
 
 def test_wheel_holds_only_the_readers_package():
+    before = {p.name for p in ROOT.iterdir()}
     wheel = colab_env.build_wheel()
+    # built from a copy under _build/: the checkout gains nothing (no build/, no egg-info; the
+    # caches that tools of other test workers may start meanwhile, .ruff_cache …, aside)
+    new = {n for n in {p.name for p in ROOT.iterdir()} - before if not n.startswith(".")}
+    assert new <= {"_build"}, new
+    assert wheel.is_relative_to(ROOT / "_build")
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names}
     assert top == {"d2lite", wheel.name.split("-py3")[0] + ".dist-info"}, top

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCAL = {"d2lite", "tools", "_ext", "tests", "conftest", "root_conftest"}
 LOCAL |= {p.stem for p in (ROOT / "_ext").glob("*.py")}
 LOCAL |= {p.stem for p in (ROOT / "tests").glob("test_*.py")}  # a test may reuse another's data
-# An import line, also inside code that a tool writes out as a string (tools/bench.py).
+# An import line (also an indented one, inside a function).
 IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import\s|import\s+([A-Za-z_]\w*))", re.M)
 
 

@@ -132,3 +132,57 @@ def test_build_vocabulary_is_caught(text):
 ])
 def test_plain_words_pass(text):
     assert book.build_word_problems(text, "prose") == []
+
+
+@pytest.mark.parametrize("title, bad", [
+    ("```{admonition} 함정", "함정"),
+    ("## 함정: 기울기 · Pitfall", "함정"),
+    ("```{admonition} Common pitfall", "Common pitfall"),
+    ("## 흔한 오해 · Common pitfalls", "Common pitfalls"),
+])
+def test_pitfall_titles_other_than_the_books_are_caught(tmp_path, title, bad):
+    page = tmp_path / "01_x.md"
+    page.write_text(f"---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n"
+                    f"{title}\n", encoding="utf-8")
+    problems = book.check_sources([page], glossary=None)
+    assert any(repr(bad) in p.message for p in problems), problems
+
+
+@pytest.mark.parametrize("title", [
+    "```{admonition} 흔한 오해", "```{admonition} Common misconception",
+    "## 흔한 오해 · Common misconceptions",
+])
+def test_the_books_pitfall_titles_pass(tmp_path, title):
+    page = tmp_path / "01_x.md"
+    page.write_text(f"---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n"
+                    f"{title}\n", encoding="utf-8")
+    assert not [p for p in book.check_sources([page], glossary=None) if "pitfall" in p.message]
+
+
+def test_the_sphinx_role_reads_the_data_once_and_again_after_a_change(tmp_path, monkeypatch):
+    import importlib
+    import os
+    import sys
+
+    ext = str(evidence.ROOT / "_ext")
+    sys.path.insert(0, ext)
+    try:
+        role = importlib.import_module("evidence_role")
+    finally:
+        sys.path.remove(ext)
+    specs, data = tmp_path / "evidence", tmp_path / "evidence" / "data"
+    data.mkdir(parents=True)
+    (specs / "01_x.yaml").write_text("[]\n", encoding="utf-8")
+    monkeypatch.setattr(evidence, "SPECS", specs)
+    monkeypatch.setattr(evidence, "DATA", data)
+    calls = []
+    monkeypatch.setattr(evidence, "load_specs", lambda: calls.append("specs") or {})
+    monkeypatch.setattr(evidence, "load_data", lambda: calls.append("data") or {})
+    monkeypatch.setattr(role, "_cache", {})
+    role._loaded()
+    role._loaded()
+    assert calls == ["specs", "data"]
+    (data / "ev-01-x.json").write_text("{}", encoding="utf-8")
+    os.utime(specs / "01_x.yaml", ns=(1, 1))
+    role._loaded()
+    assert calls == ["specs", "data"] * 2

@@ -4,6 +4,7 @@ loudly (not switch off) when nbval's items change."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -70,9 +71,10 @@ def test_every_chapter_has_a_time_in_the_benchmark_table():
 
 def test_schedule_puts_the_longest_units_first_and_keeps_cells_in_order(tmp_path):
     conftest = _root_conftest()
-    bench = tmp_path / "latest.md"
-    bench.write_text("| chapter | wall (s) |\n| --- | ---: |\n| 01_rnn | 6.5 |\n"
-                     "| 05_bahdanau | 51.8 |\n| 09_vit | 45.8 |\n", encoding="utf-8")
+    bench = tmp_path / "latest.json"
+    rows = [{"chapter": c, "wall_s": t} for c, t in
+            [("01_rnn", 6.5), ("05_bahdanau", 51.8), ("09_vit", 45.8)]]
+    bench.write_text(json.dumps({"rows": rows}), encoding="utf-8")
     conftest.BENCH = bench
     cell = "_build/nbval/{}.ipynb::Cell {}"
     colab = "tests/test_colab.py::test_english_notebook_runs_as_in_colab[{}]"

@@ -139,3 +139,32 @@ def test_language_cells_become_containers_for_the_switch():
     text = bilingual.wrap_language_cells(HEADER + GOOD + '\n```{code-cell} ipython3\n1\n```\n')
     assert "````{container} lang-ko" in text and "````{container} lang-en" in text
     assert "# 제목 · Title" in text and "```{code-cell} ipython3\n1\n```" in text
+
+
+def test_the_site_serves_mathjax_itself_or_the_build_stops():
+    """sphinx-mathjax-offline, listed in _config.yml, copies MathJax into the site;
+    _ext/offline_mathjax.py stops the build when it is missing, unlisted or overridden."""
+    import types
+
+    import yaml
+    from sphinx.errors import ExtensionError
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import offline_mathjax
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    sphinx = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]
+    assert offline_mathjax.PACKAGE in sphinx["extra_extensions"]
+    assert "offline_mathjax" in sphinx["local_extensions"]
+    assert (offline_mathjax.mathjax_static_dir() / offline_mathjax.ENTRY).is_file()
+
+    def inited(extensions, path):
+        app = types.SimpleNamespace(extensions=dict.fromkeys(extensions))
+        offline_mathjax._on_config_inited(app, types.SimpleNamespace(mathjax_path=path))
+
+    inited([offline_mathjax.PACKAGE], offline_mathjax.ENTRY)  # as the build has it
+    with pytest.raises(ExtensionError, match="extra_extensions"):
+        inited([], offline_mathjax.ENTRY)
+    with pytest.raises(ExtensionError, match="not the site's own"):
+        inited([offline_mathjax.PACKAGE], "https://cdn.example/mathjax/tex-chtml.js")

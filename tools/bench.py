@@ -20,41 +20,25 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tools.core import BENCHMARKS, chapter_sources, device_name, run_module
 from tools.execute import longest_first
 
-ROOT = Path(__file__).resolve().parent.parent
 CHAPTER_BUDGET_S = 60
 BOOK_BUDGET_S = 5 * 60
 
-_RUNNER = r"""
-import json, resource, sys, time
-import jupytext, nbformat
-from nbclient import NotebookClient
-nb = jupytext.read(sys.argv[1])
-start = time.perf_counter()
-NotebookClient(nb, timeout=600, kernel_name="python3",
-               resources={"metadata": {"path": sys.argv[2]}}).execute()
-wall = time.perf_counter() - start
-kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"wall_s": wall, "peak_mib": kids.ru_maxrss / 1024}))
-"""
-
-
 def run_chapter(source: Path, env: dict[str, str] | None = None) -> dict:
-    """Execute one chapter in a fresh kernel; return wall seconds and the kernel's peak RSS."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _RUNNER, str(source), str(source.parent)],
-        capture_output=True, text=True, cwd=ROOT, env=env,
-    )
+    """Execute one chapter in a fresh kernel (``tools.run_notebook``); return wall seconds and
+    the kernel's peak RSS. A failing cell fails the benchmark."""
+    proc = run_module("run_notebook", [source, "--timeout", 600], env)
     if proc.returncode != 0:
         raise RuntimeError(f"{source.name} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    run = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"wall_s": run["wall"], "peak_mib": run["peak_mib"]}
 
 
 def cpu_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -76,23 +60,10 @@ def cpu_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
         return name
 
 
-def device_name() -> str:
-    import torch
-
-    from d2lite.utils import try_gpu
-
-    device = try_gpu()
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    return f"cpu ({os.cpu_count()} cores, one thread a chapter)"
-
-
 def main(argv: list[str] | None = None) -> int:
-    from tools.book import chapter_sources
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter stems, e.g. 01_rnn (default: all)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "latest"))
+    parser.add_argument("--out", default=str(BENCHMARKS / "latest"))
     half = parser.add_mutually_exclusive_group()
     half.add_argument("--attention-only", action="store_true", help="only benchmarks/attention.md")
     half.add_argument("--chapters-only", action="store_true", help="only the chapter table")

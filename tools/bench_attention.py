@@ -17,12 +17,12 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import BENCHMARKS, ROOT, run_module
+
 SIZES = (64, 128, 256, 512, 1024, 2048, 4096)
 D, WORK = 64, 32 * 1024**2  # head dimension; batch * n^2 in every row
 MHA_SIZES = (64, 256, 1024)
@@ -34,19 +34,22 @@ def batch_for(n: int) -> int:
 MHA_BATCH, MHA_HIDDENS, MHA_HEADS = 32, 256, 8
 
 # A variant: (name, builder). A builder takes n and returns a function doing forward + backward.
-_SETUP = r"""
-import torch, torch.nn.functional as F
-from torch import nn
-import d2lite as d2l
-
 def dot_inputs(n, seed=0):
+    import torch
+
     g = torch.Generator().manual_seed(seed)
     batch = max(1, min(32, WORK // n**2))
     q, k, v = (torch.randn(batch, n, D, generator=g) for _ in range(3))
     lens = torch.randint(n // 2, n + 1, (batch,), generator=g)
     return q, k, v, lens
 
+
 def dot_variant(name, n):
+    import torch
+    import torch.nn.functional as F
+
+    import d2lite as d2l
+
     q, k, v, lens = dot_inputs(n)
     q, k, v = (x.requires_grad_() for x in (q, k, v))
     keep = torch.arange(n) < lens[:, None]  # (batch, n)
@@ -64,7 +67,13 @@ def dot_variant(name, n):
         return lambda: F.scaled_dot_product_attention(q4, k4, v4, attn_mask=mask).sum().backward()
     raise ValueError(name)
 
+
 def mha_variant(name, n):
+    import torch
+    from torch import nn
+
+    import d2lite as d2l
+
     g = torch.Generator().manual_seed(0)
     torch.manual_seed(0)
     x = torch.randn(MHA_BATCH, n, MHA_HIDDENS, generator=g).requires_grad_()
@@ -78,38 +87,32 @@ def mha_variant(name, n):
     pad = torch.arange(n) >= lens[:, None]
     need = name == "torch_weights"
     return lambda: mha(x, x, x, key_padding_mask=pad, need_weights=need)[0].sum().backward()
-"""
 
-_MEMORY = r"""
-import sys
-torch.set_num_threads(1)
-kind, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-step = (dot_variant if kind == "dot" else mha_variant)(name, n)
-def status_kib(field):  # VmRSS: resident now; VmHWM: the peak since this process started
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
-before = status_kib("VmRSS")
-step()
-print((status_kib("VmHWM") - before) / 1024)
-"""
+
+def memory_main(kind: str, name: str, n: int) -> None:
+    """In a fresh process (``python -m tools.bench_attention --memory KIND NAME N``): print how far
+    resident memory rose (MiB) during one forward + backward of a variant."""
+    import torch
+
+    torch.set_num_threads(1)
+    step = (dot_variant if kind == "dot" else mha_variant)(name, n)
+
+    def status_kib(field):  # VmRSS: resident now; VmHWM: the peak since this process started
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+    before = status_kib("VmRSS")
+    step()
+    print((status_kib("VmHWM") - before) / 1024)
+
 
 DOT_VARIANTS = ("taught", "fast", "torch_3d", "torch_4d")
 MHA_VARIANTS = ("taught", "fast", "torch", "torch_weights")
 
 
-def _namespace() -> dict:
-    space = {"WORK": WORK, "D": D, "MHA_BATCH": MHA_BATCH, "MHA_HIDDENS": MHA_HIDDENS,
-             "MHA_HEADS": MHA_HEADS}  # fmt: skip
-    exec(_SETUP, space)
-    return space
-
-
 def peak_mib(kind: str, name: str, n: int) -> float:
     """The rise of resident memory (MiB) during one forward + backward, in a fresh process."""
-    code = f"WORK, D, MHA_BATCH, MHA_HIDDENS, MHA_HEADS = {WORK}, {D}, {MHA_BATCH}, " \
-           f"{MHA_HIDDENS}, {MHA_HEADS}\n" + _SETUP + _MEMORY  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", code, kind, name, str(n)], capture_output=True,
-                          text=True, cwd=ROOT)  # fmt: skip
+    proc = run_module("bench_attention", ["--memory", kind, name, n])
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} {name} n={n} failed:\n{proc.stderr[-2000:]}")
     return float(proc.stdout.strip().splitlines()[-1])
@@ -132,17 +135,16 @@ def measure(sizes=SIZES, mha_sizes=MHA_SIZES, repeats: int = 3, memory: bool = T
     import torch
 
     torch.set_num_threads(1)
-    space = _namespace()
     dot, mha = [], []
     for n in sizes:
-        times = time_row({v: space["dot_variant"](v, n) for v in DOT_VARIANTS}, repeats)
+        times = time_row({v: dot_variant(v, n) for v in DOT_VARIANTS}, repeats)
         row = {"n": n, "batch": batch_for(n), "s": times}
         if memory:
             row["mib"] = {v: peak_mib("dot", v, n) for v in DOT_VARIANTS}
         dot.append(row)
         print(f"dot n={n:5d}", {k: round(t, 4) for k, t in times.items()}, flush=True)
     for n in mha_sizes:
-        times = time_row({v: space["mha_variant"](v, n) for v in MHA_VARIANTS}, repeats)
+        times = time_row({v: mha_variant(v, n) for v in MHA_VARIANTS}, repeats)
         mha.append({"n": n, "s": times})
         print(f"mha n={n:5d}", {k: round(t, 4) for k, t in times.items()}, flush=True)
     return {"torch": torch.__version__, "dot": dot, "mha": mha}
@@ -222,18 +224,24 @@ def update_readme(text: str, path: Path = ROOT / "README.md", begin: str = READM
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "attention"))
+    parser.add_argument("--out", default=str(BENCHMARKS / "attention"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-memory", action="store_true", help="skip the memory processes")
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--memory", nargs=3, metavar=("KIND", "NAME", "N"),
+                        help="measure one variant's memory in this process (peak_mib's worker)")
     args = parser.parse_args(argv)
+    if args.memory:
+        kind, name, n = args.memory
+        memory_main(kind, name, int(n))
+        return 0
     result = measure(args.sizes, repeats=args.repeats, memory=not args.no_memory)
     text = table(result)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".md").write_text(text, encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps(result, indent=1))
-    if out == ROOT / "benchmarks" / "attention":
+    if out == BENCHMARKS / "attention":
         update_readme(text)
     print(text)
     return 0

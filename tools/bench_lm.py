@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from tools import bench_attention
+from tools.core import BENCHMARKS, ROOT, device_name
 
-ROOT = Path(__file__).resolve().parent.parent
 README_START = "<!-- benchmarks/lm.md: begin -->"
 README_END = "<!-- benchmarks/lm.md: end -->"
 CONFIG = {"vocab_size": 1024, "num_hiddens": 128, "num_heads": 4, "num_blks": 4,
@@ -101,8 +101,6 @@ def measure(config: dict = CONFIG) -> dict:
         ours_rate = tokens_per_second(ours, *args)
     theirs_rate = tokens_per_second(theirs, *args)
     count = lambda net: sum(p.numel() for p in net.parameters())  # noqa: E731
-    from tools.bench import device_name
-
     return {"device": device_name(), "ours": ours_rate, "torch": theirs_rate,
             "ours_params": count(ours), "torch_params": count(theirs), **config}  # fmt: skip
 
@@ -133,7 +131,7 @@ def update_readme(text: str, path: Path = ROOT / "README.md") -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "lm.md"))
+    parser.add_argument("--out", default=str(BENCHMARKS / "lm.md"))
     args = parser.parse_args(argv)
     text = table(measure())
     out = Path(args.out)

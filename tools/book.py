@@ -36,8 +36,8 @@ from pathlib import Path
 
 import jupytext
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
+from tools.core import BOOK, ROOT, chapter_sources, page_sources
+
 GLOSSARY = BOOK / "glossary.csv"
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -74,16 +74,6 @@ class Problem:
     def __str__(self) -> str:
         rel = self.source.relative_to(ROOT) if self.source.is_relative_to(ROOT) else self.source
         return f"{rel}: cell {self.cell}: {self.message}"
-
-
-def chapter_sources(book: Path = BOOK) -> list[Path]:
-    """The chapters of the book: ``book/NN_*.md`` (each gets a Colab notebook)."""
-    return sorted(book.glob("[0-9][0-9]_*.md"))
-
-
-def page_sources(book: Path = BOOK) -> list[Path]:
-    """Every MyST notebook page of the book: chapters, the landing page and the appendix."""
-    return sorted(p for p in book.glob("*.md") if "format_name: myst" in p.read_text("utf-8"))
 
 
 def _normalise_math(expr: str) -> str:
@@ -464,8 +454,10 @@ BUILD_WORDS = re.compile(
 )
 # Pages a reader meets that may name the build: the appendix that reports the sweeps.
 BUILD_PAGES = ("evidence.md",)
-# A pitfall box has one title throughout the book.
-_PITFALL = re.compile(r"^(`{3,}|:{3,})\{admonition\}\s*함정", re.M)
+# A pitfall box or section has one title throughout the book: 흔한 오해 · Common misconception(s).
+_PITFALL = re.compile(
+    r"^(?:(?:`{3,}|:{3,})\{admonition\}|#{1,6})\s*(?:[^\n]*·\s*)?(함정|Common pitfalls?)\b",
+    re.M)
 
 
 def build_word_problems(text: str, where: str) -> list[str]:
@@ -495,8 +487,9 @@ def check_notebook(source: Path, nb, glossary: Sequence[Term] | None = None) -> 
                              build_word_problems(code_comments(cell.source), "a code comment")]
         elif reader_page:
             problems += [Problem(source, i, m) for m in build_word_problems(cell.source, "prose")]
-            if _PITFALL.search(cell.source):
-                problems.append(Problem(source, i, "a pitfall box is titled 흔한 오해, not 함정"))
+            for m in _PITFALL.finditer(cell.source):
+                problems.append(Problem(source, i, "a pitfall box is titled 흔한 오해 · Common "
+                                        f"misconception, not {m.group(1)!r}"))
         if cell.cell_type != "markdown":
             i += 1
             continue

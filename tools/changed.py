@@ -23,11 +23,10 @@ import sys
 from pathlib import Path
 
 from tools.colab_env import sources_digest
-from tools.notebooks import chapter_sources
+from tools.core import BUILD, ROOT, chapter_sources
 
-ROOT = Path(__file__).resolve().parent.parent
-STAMPS = ROOT / "_build" / "changed"
-TEST_DIR = ROOT / "_build" / "nbval"
+STAMPS = BUILD / "changed"
+TEST_DIR = BUILD / "nbval"
 
 
 def library_digest(root: Path = ROOT) -> str:

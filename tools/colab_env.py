@@ -3,27 +3,33 @@
 ``python -m tools.colab_env`` (``make colab-env``) builds the wheel of this checkout into
 ``_build/colab/dist`` and installs it into ``_build/colab-venv``: a new environment with nothing
 from the repository on its path, holding only the wheel, its declared dependencies and what
-Colab itself provides to run a notebook (ipykernel, nbclient, nbformat). torch comes from a
-local CPU wheel when pip's find-links offers one, as in the Makefile. The environment is reused;
-``d2lite`` is reinstalled only when the package's sources change. ``tests/test_colab.py`` runs
-the English reader notebooks there.
+Colab itself provides to run a notebook (ipykernel, nbclient, nbformat). PyTorch, which Colab
+also provides, is the very one ``.venv`` has: its files are linked, not installed again (no
+second copy of torch, no multi-gigabyte CUDA build where ``.venv`` has the CPU one), together
+with the packages torch needs that ``.venv`` holds. The environment is reused; ``d2lite`` is
+reinstalled only when the package's sources change. ``tests/test_colab.py`` runs the English
+reader notebooks there. Everything it writes is under ``_build/``.
 
-``--base`` makes only the environment without ``d2lite`` (torch, the dependencies that
-``pyproject.toml`` declares, the Colab packages). It needs nothing but the system's Python, so
-``make test`` builds it while the project's own ``.venv`` installs, on the other core.
+``--base`` makes only the environment without ``d2lite`` and torch (the other dependencies that
+``pyproject.toml`` declares, the Colab packages, from the package registry). It needs nothing but
+the system's Python, so ``make test`` builds it while the project's own ``.venv`` installs, on the
+other core; the step without ``--base`` then links ``.venv``'s torch and installs the wheel.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata as md
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "_build"
+from tools.core import BUILD, ROOT
+
 DIST = BUILD / "colab" / "dist"
 VENV = BUILD / "colab-venv"
 STAMP = VENV / ".d2lite-sources"
@@ -49,17 +55,26 @@ def sources_digest() -> str:
 
 
 def build_wheel() -> Path:
-    """Build the wheel of this checkout (no dependencies, no isolation: offline) and return it."""
+    """Build the wheel of this checkout (no dependencies, no isolation: offline) and return it.
+    The build works on a copy of the package under ``_build/colab`` (setuptools would leave a
+    ``build/`` folder in the checkout, with modules deleted since, and reuse it)."""
     DIST.mkdir(parents=True, exist_ok=True)
     for old in DIST.glob("d2lite-*.whl"):
         old.unlink()
-    shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools' leftovers of deleted modules
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(DIST), str(ROOT)],
-        check=True, cwd=ROOT,
-    )
-    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    with tempfile.TemporaryDirectory(dir=DIST.parent) as tmp:
+        source = Path(tmp) / "src"
+        source.mkdir()
+        shutil.copy2(ROOT / "pyproject.toml", source)
+        for extra in ("README.md", "LICENSE"):
+            if (ROOT / extra).is_file():
+                shutil.copy2(ROOT / extra, source)
+        shutil.copytree(ROOT / "d2lite", source / "d2lite",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+             "-w", str(DIST), str(source)],
+            check=True, cwd=source,
+        )
     wheels = sorted(DIST.glob("d2lite-*.whl"))
     if len(wheels) != 1:
         raise RuntimeError(f"expected one d2lite wheel in {DIST}, found {wheels}")
@@ -81,10 +96,83 @@ def declared_dependencies() -> list[str]:
     return re.findall(r'"([^"]+)"', block.group(1))
 
 
+def _dist_name(requirement: str) -> str:
+    """The normalised distribution name of a requirement such as ``torch>=2.2``."""
+    return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement).group()).lower()
+
+
+def base_packages() -> list[str]:
+    """What ``--base`` installs: the declared dependencies but torch, and the Colab packages."""
+    return [r for r in declared_dependencies() if _dist_name(r) != "torch"] + list(COLAB_PACKAGES)
+
+
+def site_packages(venv: Path) -> Path | None:
+    """A virtual environment's site-packages folder (None when there is not exactly one)."""
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    return found[0] if len(found) == 1 else None
+
+
+def torch_closure(site: Path) -> list[md.Distribution]:
+    """torch as installed in ``site`` and every distribution there that it needs, recursively
+    (requirements of extras left out; a requirement not installed there is not needed there)."""
+    installed = {_dist_name(d.metadata["Name"]): d for d in md.distributions(path=[str(site)])}
+    todo, seen = ["torch"], {}
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in installed:
+            continue
+        seen[name] = installed[name]
+        for requirement in installed[name].requires or []:
+            if "extra ==" not in requirement.replace('"', "").replace("'", ""):
+                todo.append(_dist_name(requirement))
+    if "torch" not in seen:
+        raise RuntimeError(f"no torch in {site}: run make install first")
+    return list(seen.values())
+
+
+def link_torch(project: Path | None = None) -> str:
+    """Link the torch of ``project`` (default: the environment of the Python running this,
+    ``.venv`` under make) and what it needs that the Colab-like environment lacks into the
+    Colab-like environment: the same build, no second installation. Returns torch's version."""
+    project = Path(sys.prefix) if project is None else project
+    source, target = site_packages(project), site_packages(VENV)
+    if source is None or target is None or source.parent.name != target.parent.name:
+        raise RuntimeError(
+            f"the Colab-like environment reuses the torch of {project} (the Python that runs "
+            f"this), with the same Python version ({source} beside {target}): run it with "
+            f".venv/bin/python after make install"
+        )
+    for old in target.iterdir():  # links to what .venv no longer has (an older torch)
+        if old.is_symlink() and not old.exists():
+            old.unlink()
+    for old in target.glob("torch-*.dist-info"):  # a torch that pip installed here before
+        if not old.is_symlink():
+            shutil.rmtree(old)
+    present = {_dist_name(d.metadata["Name"]) for d in md.distributions(path=[str(target)])}
+    version = ""
+    for dist in torch_closure(source):
+        name = _dist_name(dist.metadata["Name"])
+        if name == "torch":
+            version = dist.version
+        elif name in present:
+            continue  # pip installed it there already
+        tops = {Path(str(f)).parts[0] for f in dist.files or []}
+        for top in sorted(t for t in tops if t not in ("..", "__pycache__")):
+            link, real = target / top, source / top
+            if link.is_symlink() and os.readlink(link) == str(real):
+                continue
+            if link.is_symlink() or link.is_file():
+                link.unlink()
+            elif link.is_dir():
+                shutil.rmtree(link)
+            link.symlink_to(real)
+    return version
+
+
 def ensure_base() -> Path:
-    """Make sure the environment exists with torch, the declared dependencies and the Colab
+    """Make sure the environment exists with the declared dependencies but torch and the Colab
     packages (no ``d2lite``); return its Python. Needs only the system's Python."""
-    packages = [*declared_dependencies(), *COLAB_PACKAGES]
+    packages = base_packages()
     wanted = "\n".join(packages)
     if venv_python().exists() and BASE_STAMP.exists() and BASE_STAMP.read_text() == wanted:
         return venv_python()
@@ -92,24 +180,19 @@ def ensure_base() -> Path:
         # The base interpreter, not this virtualenv's packages: a bare environment.
         base = Path(getattr(sys, "_base_executable", sys.executable))
         subprocess.run([str(base), "-m", "venv", str(VENV)], check=True)
-        # A local CPU wheel of torch when pip's find-links has one (no multi-GB download).
-        subprocess.run(
-            [str(venv_python()), "-m", "pip", "install", "-q", "--no-index", "--no-deps",
-             "torch>=2.2"],
-            check=False, capture_output=True,
-        )
     _pip(*packages)
     BASE_STAMP.write_text(wanted)
     return venv_python()
 
 
 def ensure() -> Path:
-    """Make sure the environment exists and holds the current wheel; return its Python."""
-    digest = sources_digest()
-    if venv_python().exists() and STAMP.exists() and STAMP.read_text().strip() == digest:
+    """Make sure the environment exists, has ``.venv``'s torch and holds the current wheel;
+    return its Python."""
+    ensure_base()
+    digest = f"{sources_digest()} torch {link_torch()}"
+    if STAMP.exists() and STAMP.read_text().strip() == digest:
         return venv_python()
     wheel = build_wheel()
-    ensure_base()
     _pip(str(wheel), *COLAB_PACKAGES)  # the wheel's own requirements: all there already
     _pip("--force-reinstall", "--no-deps", str(wheel))
     STAMP.write_text(digest + "\n")
@@ -121,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if args not in ([], ["--base"]):
         raise SystemExit(f"usage: python -m tools.colab_env [--base]; got {' '.join(args)}")
     python = ensure_base() if args else ensure()
-    what = "base (without d2lite)" if args else "ready"
+    what = "base (without d2lite and torch)" if args else "ready"
     print(f"Colab-like environment {what}: {python.relative_to(ROOT)}")
     return 0
 

@@ -39,18 +39,18 @@ import json
 import platform
 import re
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
-from tools.portable import ROOT, SIMD_PATHS, run_env
+from tools.core import BOOK, ROOT, SIMD_PATHS, run_env, run_module
+from tools.notebooks import SEPARATOR, chapter_target
 from tools.seed_study import parse_offsets
 
 SPECS = ROOT / "evidence"
 DATA = SPECS / "data"
-PAGE = ROOT / "book" / "evidence.md"
+PAGE = BOOK / "evidence.md"
 ID = re.compile(r"^ev-\d\d-[a-z0-9]+(?:-[a-z0-9]+)*$")
 # {ev}`ev-05-x:held`, {ev}`ev-05-x:runs`, {ev}`ev-05-x:median:gap` (min, median, max)
 EV_ROLE = re.compile(r"\{ev\}`([^`]*)`")
@@ -105,7 +105,7 @@ def _check_spec(entry: dict, where: str) -> dict:
 
 
 def chapter_of(spec_file: Path) -> Path:
-    return ROOT / "book" / f"{spec_file.stem}.md"
+    return BOOK / f"{spec_file.stem}.md"
 
 
 def load_specs(directory: Path = SPECS) -> dict[str, dict]:
@@ -185,7 +185,7 @@ def run(entry: dict, seeds: list[int] | None = None, paths: list[str] | None = N
     """Run an entry's sweep and return its data (not written)."""
     from tools.cell_runner import code_cells
 
-    source = ROOT / "book" / f"{entry['chapter']}.md"
+    source = BOOK / f"{entry['chapter']}.md"
     cells = code_cells(str(source))
     stop, skip = cell_numbers(entry, cells)
     seeds = seeds if seeds is not None else parse_offsets(str(entry["seeds"]))
@@ -194,8 +194,7 @@ def run(entry: dict, seeds: list[int] | None = None, paths: list[str] | None = N
     runs = []
     for path in paths:
         job = {"source": str(source), "seeds": seeds, "stop": stop, "skip": skip, "watch": watch}
-        done = subprocess.run([sys.executable, "-m", "tools.cell_runner", json.dumps(job)],
-                              env=run_env(path), cwd=ROOT / "book", capture_output=True, text=True)
+        done = run_module("cell_runner", [json.dumps(job)], run_env(path), cwd=BOOK)
         lines = [ln for ln in done.stdout.splitlines() if ln.startswith('{"seed"')]
         if done.returncode != 0 or len(lines) != len(seeds):
             raise EvidenceError(f"{entry['id']}: the runner stopped ({done.returncode}) after "
@@ -320,22 +319,6 @@ def _entry_text(entry: dict, data: dict, lang: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def chapter_heading(stem: str) -> str:
-    """A chapter's title line (``# 한국어 · English``) as its source has it."""
-    for line in (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8").splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    raise EvidenceError(f"book/{stem}.md has no title line")
-
-
-def chapter_label(stem: str) -> str:
-    text = (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8")
-    m = re.search(r"^\((chap-[\w-]+)\)=\s*$", text, re.M)
-    if not m:
-        raise EvidenceError(f"book/{stem}.md has no (chap-...)= label")
-    return m.group(1)
-
-
 def render(specs: dict[str, dict] | None = None, data: dict[str, dict] | None = None) -> str:
     """The appendix page, both languages, from the specs and their data."""
     specs = load_specs() if specs is None else specs
@@ -348,8 +331,8 @@ def render(specs: dict[str, dict] | None = None, data: dict[str, dict] | None = 
                                 f"{entry['id']}")
         by_chapter.setdefault(entry["chapter"], []).append(entry)
     for stem in sorted(by_chapter):
-        label = chapter_label(stem)
-        parts.append(f"\n+++\n\n## {chapter_heading(stem)}\n")
+        label, chapter = chapter_target(stem)
+        parts.append(f"\n+++\n\n## {chapter.title['ko']}{SEPARATOR}{chapter.title['en']}\n")
         parts.append('\n+++ {"lang": "ko"}\n\n'
                      f"{{numref}}`%s장 <{label}>`의 주장입니다.\n")
         parts.append('\n+++ {"lang": "en"}\n\n'
@@ -367,7 +350,7 @@ def render(specs: dict[str, dict] | None = None, data: dict[str, dict] | None = 
 
 
 def problems(specs: dict[str, dict] | None = None, data: dict[str, dict] | None = None,
-             book: Path = ROOT / "book") -> list[str]:
+             book: Path = BOOK) -> list[str]:
     """Disagreements between specs, data, the page and the chapters' roles and links."""
     specs = load_specs() if specs is None else specs
     data = load_data() if data is None else data

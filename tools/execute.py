@@ -16,33 +16,18 @@ executes it again and shows the error in its own report.
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import re
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "_build" / ".jupyter_cache"
-BENCH = ROOT / "benchmarks" / "latest.md"  # tools.bench's table
+from tools.core import BENCHMARKS, BUILD, chapter_sources, run_module
+
+CACHE = BUILD / ".jupyter_cache"
+BENCH = BENCHMARKS / "latest.json"  # tools.bench's results (latest.md is their table)
 TIMEOUT_S = 300  # _config.yml's execute.timeout, per cell
-
-_RUNNER = r"""
-import sys
-from pathlib import Path
-import jupytext
-from nbclient import NotebookClient
-from tools.execute import store
-source, cache, timeout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-ran = jupytext.read(source)
-NotebookClient(ran, timeout=timeout, kernel_name="python3",
-               resources={"metadata": {"path": str(source.parent)}}).execute()
-if not store(source, [c.outputs for c in ran.cells if c.cell_type == "code"], cache):
-    raise SystemExit(f"{source.name}: the outputs do not match its code cells")
-"""
-
 
 def store(source: Path, outputs: list[list], cache_dir: Path = CACHE) -> bool:
     """Cache a chapter's outputs (one list per code cell, in order) as the executed form of its
@@ -73,9 +58,12 @@ def store(source: Path, outputs: list[list], cache_dir: Path = CACHE) -> bool:
 
 
 def chapter_seconds(bench: Path = BENCH) -> dict[str, float]:
-    """Each chapter's wall time in the last benchmark table ({} when there is none)."""
-    text = bench.read_text(encoding="utf-8") if bench.is_file() else ""
-    return {m[1]: float(m[2]) for m in re.finditer(r"^\| (\d\d_\w+) \| ([\d.]+) \|", text, re.M)}
+    """Each chapter's wall time alone in the last benchmark (``tools.bench``'s JSON; {} when
+    there is none)."""
+    if not bench.is_file():
+        return {}
+    rows = json.loads(bench.read_text(encoding="utf-8"))["rows"]
+    return {row["chapter"]: float(row["wall_s"]) for row in rows}
 
 
 def stale(sources: list[Path], cache_dir: Path = CACHE) -> list[Path]:
@@ -107,16 +95,11 @@ def execute(
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")  # one core per chapter, as in make test
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _RUNNER, str(source), str(cache_dir), str(timeout)],
-        capture_output=True, text=True, cwd=ROOT, env=env,
-    )  # fmt: skip
+    proc = run_module("run_notebook", [source, "--cache", cache_dir, "--timeout", timeout], env)
     return proc.returncode == 0, time.perf_counter() - start, proc.stderr[-2000:]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.portable import chapter_sources
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter numbers or stems (default: all)")
     parser.add_argument("--jobs", type=int, default=2)

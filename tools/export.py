@@ -20,16 +20,11 @@ from pathlib import Path
 
 import jupytext
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
+from tools.core import BOOK, ROOT, chapter_sources
+
 PACKAGE = ROOT / "d2lite"
 MARKER = "#@save"
 GENERATED_MARK = "by `python -m tools.export`; edit the chapter, not this file."
-
-
-def chapter_sources(book: Path = BOOK) -> list[Path]:
-    """The chapter sources in file-name order (``book/NN_*.md``)."""
-    return sorted(p for p in book.glob("[0-9][0-9]_*.md"))
 
 
 def export_target(nb) -> str | None:
@@ -99,7 +94,7 @@ def render_module(source: Path, nb) -> str:
 def generated_modules(book: Path = BOOK) -> dict[Path, str]:
     """Map each generated module's path to its expected text."""
     out: dict[Path, str] = {}
-    for source in chapter_sources(book):
+    for source in chapter_sources(book=book):
         nb = jupytext.read(source)
         target = export_target(nb)
         if target is None:

@@ -1,4 +1,4 @@
-"""Draw the book's logo and favicon with Matplotlib: ``python tools/make_logo.py``.
+"""Draw the book's logo and favicon with Matplotlib: ``python -m tools.make_logo``.
 
 The picture is a small attention map: three query dots on the left send weighted lines to
 four key dots on the right (line width = attention weight, each query's weights sum to 1),
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -21,11 +20,9 @@ import numpy as np  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 from PIL import Image  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 import d2lite  # noqa: E402, F401  (registers the Korean font)
 from d2lite import plotting  # noqa: E402
+from tools.core import ROOT  # noqa: E402
 
 BLUE, ORANGE, INK = "#2a5aa8", "#e8833a", "#1f2933"
 

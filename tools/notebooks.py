@@ -26,10 +26,9 @@ import jupytext
 import nbformat
 
 from tools.book import GATE
+from tools.core import BOOK, ROOT, chapter_number, chapter_sources
 from tools.website import toc_pages
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
 NOTEBOOKS = ROOT / "notebooks"
 LANGS = ("ko", "en")
 SEPARATOR = " · "
@@ -109,17 +108,6 @@ def base_url() -> str:
     return url
 
 
-def chapter_sources(book: Path = BOOK) -> list[Path]:
-    """The chapters of the book: ``book/NN_*.md`` (each gets a pair of notebooks)."""
-    return sorted(book.glob("[0-9][0-9]_*.md"))
-
-
-def chapter_number(page: str) -> int | None:
-    """``book/08_transformer`` is chapter 8; the preface (``00``) and other pages have none."""
-    m = re.match(r"book/(\d\d)_", page)
-    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
-
-
 def _prose_lines(text: str):
     """The lines of a MyST source outside code: code cells and plain code blocks are skipped,
     the bodies of directives (admonitions …) are kept."""
@@ -184,6 +172,17 @@ def targets() -> dict[str, Target]:
                 anchor = "term-" + re.sub(r"[^a-z0-9]+", "-", en.lower()).strip("-")
                 found[anchor] = Target("book/glossary", anchor, {"ko": ko, "en": en}, None, "term")
     return found
+
+
+def chapter_target(stem: str) -> tuple[str, Target]:
+    """A chapter's label (``chap-...``, the one before its title) and its target, whose
+    ``title`` has the title line's two halves: ``book/05_bahdanau`` → ``("chap-bahdanau", ...)``."""
+    page = f"book/{stem}"
+    for name, target in targets().items():
+        if target.page == page and target.kind == "chapter":
+            return name, target
+    raise ValueError(f"{page}.md is not a chapter of _toc.yml with a (chap-...)= label before "
+                     f"its title")
 
 
 def page_url(page: str, anchor: str | None = None) -> str:

@@ -41,12 +41,11 @@ import sys
 import time
 from pathlib import Path
 
-from tools.website import ROOT as SITE_ROOT
+from tools.core import BUILD, ROOT
 from tools.website import serve, toc_pages
 
-ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "_build" / "html"
-OUT = ROOT / "_build" / "pdf"
+SITE = BUILD / "html"
+OUT = BUILD / "pdf"
 LANG_KEY = "d2lite-book-lang"
 LANGS = ("ko", "en")
 # The same names as the download menu's links (_ext/site_fixes.py).
@@ -261,7 +260,7 @@ def wait_for_math(page, timeout_ms: int = 30_000) -> None:
     page.evaluate("() => MathJax.startup.promise.then(() => true)")
 
 
-def parts_of_toc(root: Path = SITE_ROOT) -> dict[str, str]:
+def parts_of_toc(root: Path = ROOT) -> dict[str, str]:
     """The caption of the part of _toc.yml that each page opens ("한국어 · English")."""
     import yaml
 

@@ -18,25 +18,11 @@ import argparse
 import itertools
 import json
 import os
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-# The math-kernel paths: ATen's vectorised kernels (ATEN_CPU_CAPABILITY), MKL's BLAS
-# (MKL_ENABLE_INSTRUCTIONS) and oneDNN (ONEDNN_MAX_CPU_ISA) each pick their own code for the CPU
-# they find; these settings make them take a narrower one, as an older or other CPU would.
-SIMD_PATHS: dict[str, dict[str, str]] = {
-    "native": {},
-    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-             "ONEDNN_MAX_CPU_ISA": "AVX2"},
-    "sse42": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-              "ONEDNN_MAX_CPU_ISA": "SSE41"},
-    "cnr": {"MKL_CBWR": "COMPATIBLE"},
-}
+from tools.core import BOOK, SIMD_PATHS, chapter_sources, run_env, run_module
 
 # The Colab-door pass of `make test` (tests/test_colab.py) runs every reader notebook this way:
 # a seed offset and a math-kernel path other than the nbval pass's (offset 0, native), which fills
@@ -59,71 +45,20 @@ def portable_env(offset: int | None = None, simd: str | None = None) -> dict[str
     return {"D2LITE_SEED_OFFSET": str(offset), **SIMD_PATHS[simd]}
 
 
-_RUN = r"""
-import json, re, sys, time
-import jupytext
-from nbclient import NotebookClient
-nb = jupytext.read(sys.argv[1])
-client = NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True)
-start = time.perf_counter()
-client.execute()
-wall = time.perf_counter() - start
-failures = []
-code = [c for c in nb.cells if c.cell_type == "code"]
-ansi = re.compile(r"\x1b\[[0-9;]*m")
-arrow = re.compile(r"^\s*-+>\s*(\d+\s.*)$")  # "---> 14 assert ..." (IPython's marker)
-for i, cell in enumerate(code, start=1):
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "error":
-            # IPython marks the line that raised with an arrow in the cell's traceback frame
-            frames = [ansi.sub("", t) for t in out.get("traceback", [])]
-            lines = [ln for t in frames for ln in t.splitlines()]
-            marked = [m.group(1) for m in map(arrow.match, lines) if m]
-            line = marked[0] if marked else cell.source.strip()
-            failures.append({"cell": i, "error": f"{out['ename']}: {out['evalue']}"[:400],
-                             "source": line.splitlines()[-1][:140]})
-print(json.dumps({"wall": round(wall, 1), "failures": failures}))
-"""
-
-
-def chapter_sources(names: list[str]) -> list[Path]:
-    everything = sorted(p for p in (ROOT / "book").glob("[0-9][0-9]_*.md"))
-    if not names:
-        return everything
-    chosen = []
-    for name in names:
-        match = [p for p in everything if p.stem == name or p.stem.startswith(f"{name}_")]
-        if not match:
-            raise SystemExit(f"no chapter {name!r} in book/ (have {[p.stem for p in everything]})")
-        chosen += match
-    return chosen
-
-
-def run_env(simd: str) -> dict[str, str]:
-    """This process's environment for a chapter run on the SIMD path ``simd``: only that path's
-    kernel variables, figures in English, one compute thread unless set, the repository
-    importable. The seed offset is the caller's to add."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MKL_", "ATEN_", "ONEDNN_"))}
-    env.update(SIMD_PATHS[simd])
-    env.update({"D2LITE_FIG_LANG": "en",
-                "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
-                "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(":"),
-                "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
-    return env
-
-
 def run_one(source: Path, offset: int, simd: str) -> dict:
+    """Execute one chapter in a fresh kernel (``tools.run_notebook``) under a seed offset and a
+    SIMD path: its wall time and the cells that raised."""
     env = run_env(simd)
     env.update(portable_env(offset, simd))
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _RUN, str(source)], env=env, cwd=ROOT / "book",
-                         capture_output=True, text=True)
+    out = run_module("run_notebook", [source, "--allow-errors"], env, cwd=BOOK)
     result = {"chapter": source.stem, "offset": offset, "simd": simd}
     if out.returncode != 0:
         result.update(wall=round(time.perf_counter() - start, 1),
                       failures=[{"cell": 0, "error": out.stderr[-800:], "source": "(kernel)"}])
     else:
-        result.update(json.loads(out.stdout.strip().splitlines()[-1]))
+        run = json.loads(out.stdout.strip().splitlines()[-1])
+        result.update(wall=round(run["wall"], 1), failures=run["failures"])
     return result
 
 

@@ -20,9 +20,8 @@ from pathlib import Path
 import jupytext
 
 from tools.book import CODE_FENCE, DISPLAY_MATH, INLINE_MATH, ROLE, TITLED_REF
+from tools.core import BOOK, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
 TARGET = ROOT / "d2lite" / "book_prose.json"
 LANGS = ("ko", "en")
 

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.portable import ROOT, SIMD_PATHS, chapter_sources, run_env
+from tools.core import BOOK, SIMD_PATHS, chapter_sources, run_env
 
 
 def parse_offsets(text: str) -> list[int]:
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             "skip": skip, "watch": {e: e for e in args.watch}, "verbose": args.verbose}
     results = []
     with subprocess.Popen([sys.executable, "-m", "tools.cell_runner", json.dumps(spec)],
-                          env=run_env(args.simd), cwd=ROOT / "book", stdout=subprocess.PIPE,
+                          env=run_env(args.simd), cwd=BOOK, stdout=subprocess.PIPE,
                           text=True) as worker:
         assert worker.stdout is not None
         for line in worker.stdout:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT
 
 
 def toc_pages(root: Path = ROOT) -> list[str]:
