@@ -8,3 +8,5 @@ its configuration, running it on a small batch to print the shapes it really pro
 from .attention import *  # noqa: F403
 from .core import *  # noqa: F403
 from .rnn import *  # noqa: F403
+from .transformer import *  # noqa: F403
+from .vit import *  # noqa: F403
