@@ -176,3 +176,15 @@ def test_norm_placement_rejects_swapped_blocks():
     post = d2l.TransformerEncoderBlock(16, 32, 2, 0.0)
     with pytest.raises(TypeError, match="pre"):
         draw_norm_placement(_PreNorm(16, 32, 2), post)
+
+
+def test_models_called_with_gradients_can_be_drawn():
+    enc, dec = _models(16, 32, 2, 2)
+    enc.train()
+    memory = enc(torch.randint(0, 50, (2, 5)))  # with gradients: weights are not graph leaves
+    dec.train()(torch.randint(0, 57, (2, 3)), dec.init_state(memory, None))
+    kept = enc.blks[0].attention.attention.attention_weights
+    assert not kept.is_leaf
+    assert draw_transformer(enc, dec).shapes["memory"] == (2, 5, 16)
+    assert draw_masks(dec).parts["causal"].shape == (4, 4)
+    assert enc.blks[0].attention.attention.attention_weights is kept

@@ -104,3 +104,15 @@ def test_vit_rejects_wrong_inputs_and_leaves_the_rng_alone():
     # a wrong shape is caught: another patch size prints other shapes
     other = draw_vit(d2l.ViT(8, 4, 16, 32, 2, 1, 0.1, 0.1, in_channels=1))
     assert other.shapes["patches"] == (2, 4, 16) != draw_vit(vit).shapes["patches"]
+
+
+def test_vit_called_with_gradients_can_be_drawn_and_stays_as_it_was():
+    vit = d2l.ViT(8, 2, 16, 32, 2, 2, 0.1, 0.1, in_channels=1)
+    vit(torch.rand(3, 1, 8, 8))  # training mode, with gradients: weights are not graph leaves
+    kept = [blk.attention.attention.attention_weights for blk in vit.blks]
+    assert not kept[0].is_leaf
+    d = draw_vit(vit)
+    assert d.shapes["tokens"] == (2, 17, 16)
+    now = [blk.attention.attention.attention_weights for blk in vit.blks]
+    assert all(a is b for a, b in zip(kept, now))  # the model's own, untouched
+    assert vit.training
