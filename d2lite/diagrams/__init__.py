@@ -14,3 +14,5 @@ from .lstm import *  # noqa: F403
 from .multihead import *  # noqa: F403
 from .positional import *  # noqa: F403
 from .rnn import *  # noqa: F403
+from .transformer import *  # noqa: F403
+from .vit import *  # noqa: F403
