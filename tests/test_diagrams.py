@@ -17,7 +17,7 @@ from matplotlib.colors import to_hex, to_rgb
 import d2lite as d2l
 from d2lite import plotting
 from d2lite.diagrams import core
-from d2lite.diagrams.core import PALETTE, Diagram, causal_mask, contrast, padding_mask
+from d2lite.diagrams.core import PALETTE, Diagram, causal_mask, contrast, padding_mask, trace
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +68,8 @@ def test_every_part_draws_and_fits_in_each_language(lang):
 
 def test_bilingual_draws_a_diagram_in_both_languages(monkeypatch):
     shown = []
-    monkeypatch.setattr(plotting, "_display", lambda images, c, a: shown.extend(images))
+    monkeypatch.setattr(plotting, "_display",
+                        lambda images, c, a, diagram=False: shown.extend(images))
     d2l.bilingual(lambda t: _every_part(t), caption=("어휘", "vocabulary"))
     assert [lang for lang, _ in shown] == ["ko", "en"]
     widths = [plotting._png_width(png) / 100 for _, png in shown]
@@ -513,3 +514,17 @@ def test_scoring_draws_a_lazy_additive_module_without_initializing_it():
     d = dattention.draw_scoring(additive, d2l.DotProductAttention(), query_size=5, key_size=3)
     assert d.shapes["add.W_q_out"] == (2, 1, 6) and d.shapes["add.features"] == (2, 1, 10, 6)
     assert isinstance(additive.W_q, nn.LazyLinear)  # the copy ran, the module is untouched
+
+
+def test_trace_copies_a_module_called_with_gradients():
+    import d2lite as d2l
+
+    attention = d2l.DotProductAttention()
+    q = torch.ones(1, 2, 4, requires_grad=True)
+    attention(q, torch.ones(1, 3, 4), torch.ones(1, 3, 4))  # keeps weights that are not leaves
+    attention.history = [attention.attention_weights]  # also inside a container
+    assert not attention.attention_weights.is_leaf
+    tr = trace(attention, torch.zeros(1, 2, 4), torch.zeros(1, 5, 4), torch.zeros(1, 5, 4))
+    assert tr.shapes[""] == (1, 2, 4)
+    assert attention.attention_weights.shape == (1, 2, 3)  # the module is left as it was
+    assert not attention.attention_weights.is_leaf

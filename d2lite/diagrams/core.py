@@ -957,6 +957,28 @@ class Trace:
         return self.shapes[name]
 
 
+def _copy_module(module: nn.Module) -> nn.Module:
+    """A deep copy of ``module``. Tensors a module keeps from a call with gradients (such as
+    ``attention_weights`` after a training step) are not graph leaves, which ``copy.deepcopy``
+    refuses; the copy holds them detached, and ``module`` stays as it was."""
+    memo: dict[int, object] = {}
+
+    def detach(value) -> None:
+        if isinstance(value, torch.Tensor) and not value.is_leaf:
+            memo[id(value)] = value.detach()
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                detach(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                detach(item)
+
+    for m in module.modules():
+        for value in vars(m).values():
+            detach(value)
+    return copy.deepcopy(module, memo)
+
+
 def trace(module: nn.Module, *args, **kwargs) -> Trace:
     """Run ``module(*args, **kwargs)`` once and record the shape every submodule produced.
 
@@ -967,7 +989,7 @@ def trace(module: nn.Module, *args, **kwargs) -> Trace:
     """
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-    model = copy.deepcopy(module).eval()
+    model = _copy_module(module).eval()
     shapes: dict[str, object] = {}
     inputs: dict[str, object] = {}
     calls: dict[str, int] = {}
