@@ -21,7 +21,8 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
 
     X: (batch, queries, keys); valid_lens: None, (batch,) or (batch, queries) -> same
     shape as X.
-    Lengths lie in [0, keys]; a row of valid length 0 has no key: all zeros.
+    Lengths lie in [0, keys]; a row of valid length 0 has no key: all zeros. A row
+    whose kept scores are all -inf has nothing to weigh: it comes out NaN.
     """
     if valid_lens is None:
         return torch.softmax(X, dim=-1)
