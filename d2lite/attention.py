@@ -21,7 +21,8 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
 
     X: (batch, queries, keys); valid_lens: None, (batch,) or (batch, queries) -> same
     shape as X.
-    Lengths lie in [0, keys]; a row of valid length 0 has no key: all zeros.
+    Lengths lie in [0, keys]; a row of valid length 0 has no key: all zeros. A row
+    whose kept scores are all -inf has nothing to weigh: it comes out NaN.
     """
     if valid_lens is None:
         return torch.softmax(X, dim=-1)
@@ -30,13 +31,23 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
     valid_lens = valid_lens.to(X.device)
     # (batch,): one length per example; (batch, queries): one per query.
     lens = valid_lens.reshape(batch, -1, 1)
-    keep = torch.arange(keys, device=X.device) < lens  # (batch, 1 or queries, keys)
-    # A hidden score becomes -inf, whose exp is exactly 0. A row that keeps no key
-    # (valid length 0) comes out 0/0 = NaN; every place of it is hidden, so the
-    # overwrite below makes it all zeros. Nothing asks whether such a row exists: no
-    # wait for the device.
-    weights = torch.softmax(X.masked_fill(~keep, -math.inf), dim=-1)
-    return weights.masked_fill(~keep, 0.0)
+    empty = lens == 0  # rows that keep no key
+    # A row that hid every key would be all -inf, and its softmax 0/0 = NaN. It is
+    # shown every key instead and set to zeros at the end.
+    hide = torch.arange(keys, device=X.device) >= lens.masked_fill(empty, keys)
+    # 0 for a kept key, -inf for a hidden one, whose exp is exactly 0
+    # (batch, 1 or queries, keys)
+    bias = torch.where(hide, -math.inf, 0.0).to(X.dtype)
+    # Adding the bias hides the same keys as X.masked_fill(hide, -math.inf), and costs
+    # less: the backward pass hands the gradient through an addition unchanged.
+    weights = torch.softmax(X + bias, dim=-1)
+    if checks.values_checked():
+        # Inside a model, whose door has checked the lengths once: asking the device
+        # a question would make the host wait for a GPU, so zero empty rows regardless.
+        weights = torch.where(empty, 0.0, weights)
+    elif empty.any():  # asks the lengths only, not the queries x keys weights
+        weights = weights.masked_fill(empty, 0.0)
+    return weights
 
 
 class DotProductAttention(nn.Module):

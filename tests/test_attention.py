@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import d2lite as d2l
 
@@ -74,6 +75,77 @@ def test_zero_valid_length_gives_zeros_not_nan():
     (P * torch.randn_like(P)).sum().backward()
     assert not torch.isnan(X.grad).any()
     assert torch.all(X.grad[0] == 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "lens", [[2, 6, 0], [[1, 0, 3, 6], [6, 5, 4, 2], [0, 0, 1, 2]]], ids=["batch", "per_query"]
+)
+def test_masked_softmax_is_the_softmax_of_the_kept_scores_bit_for_bit(dtype, lens):
+    """Kept rows equal softmax(X with hidden scores set to -inf) exactly (adding 0 changes no
+    score); hidden keys and rows of valid length 0 are exactly 0, in the input's dtype."""
+    torch.manual_seed(2)
+    X = (torch.randn(3, 4, 6) * 30).to(dtype)
+    before = X.clone()
+    valid_lens = torch.tensor(lens)
+    P = d2l.masked_softmax(X, valid_lens)
+    assert P.dtype == dtype and torch.equal(X, before)  # the scores are left as they were
+    mask = _key_mask(valid_lens, 4, 6)
+    empty = ~mask.any(-1)  # (batch, queries): rows of valid length 0
+    assert empty.any() and (~empty).any()
+    assert torch.all(P[~mask] == 0) and torch.all(P[empty] == 0)
+    assert not torch.isnan(P).any()
+    reference = torch.softmax(X.masked_fill(~mask, -torch.inf), dim=-1)
+    assert torch.equal(P[~empty], reference[~empty])
+
+
+@pytest.mark.parametrize("lens", [[3, 0], [[1, 0, 4], [5, 2, 0]]], ids=["batch", "per_query"])
+def test_masked_softmax_gradients(lens):
+    """gradcheck in float64, and exact zeros: no gradient reaches a hidden score or a row of
+    valid length 0."""
+    torch.manual_seed(3)
+    X = torch.randn(2, 3, 5, dtype=torch.float64, requires_grad=True)
+    valid_lens = torch.tensor(lens)
+    assert torch.autograd.gradcheck(lambda x: d2l.masked_softmax(x, valid_lens), (X,))
+    (d2l.masked_softmax(X, valid_lens) * torch.randn(2, 3, 5, dtype=torch.float64)).sum().backward()
+    mask = _key_mask(valid_lens, 3, 5)
+    assert torch.all(X.grad[~mask] == 0)
+    assert torch.all(X.grad[~mask.any(-1)] == 0)
+    # the kept scores do get gradients (a row of one key has weight 1 whatever its score)
+    assert torch.all(X.grad[mask & (mask.sum(-1, keepdim=True) > 1)] != 0)
+
+
+class _CountScoreSizedResults(TorchDispatchMode):
+    """Counts the operations, forward and backward, whose result is a new tensor of the
+    scores' shape: each is one pass that writes the whole (batch, queries, keys) matrix."""
+
+    def __init__(self, shape):
+        super().__init__()
+        self.shape, self.names = tuple(shape), []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {a.data_ptr() for a in args if isinstance(a, torch.Tensor)}
+        if (isinstance(out, torch.Tensor) and tuple(out.shape) == self.shape
+                and out.data_ptr() not in inputs):  # fmt: skip
+            self.names.append(func.overloadpacket.__name__)
+        return out
+
+
+@pytest.mark.parametrize(
+    "lens, most", [([2, 5], 3), ([0, 5], 5)], ids=["no_empty_row", "an_empty_row"]
+)
+def test_masked_softmax_passes_over_the_scores(lens, most):
+    """The taught attention path's cost: with (batch,) lengths, forward and backward write
+    the scores' matrix 3 times (the addition of the mask, the softmax, its backward); only when
+    a row has valid length 0 does the overwrite and its backward add two more."""
+    X = torch.randn(2, 3, 5, requires_grad=True)
+    grad, valid_lens = torch.randn(2, 3, 5), torch.tensor(lens)
+    with _CountScoreSizedResults(X.shape) as count:
+        d2l.masked_softmax(X, valid_lens).backward(grad)
+    # the count sees both passes of the softmax, so it would see any other pass too
+    assert {"_softmax", "_softmax_backward_data"} <= set(count.names), count.names
+    assert len(count.names) <= most, count.names
 
 
 def test_lengths_beyond_the_keys_raise():

@@ -69,9 +69,9 @@ def test_wheel_holds_only_the_readers_package():
     modules = {n.removeprefix("d2lite/") for n in names if n.startswith("d2lite/")}
     package = ROOT / "d2lite"
     expected = {p.relative_to(package).as_posix()
-                for p in [*package.rglob("*.py"), *package.rglob("*.json"), *package.rglob("*.bin")]
-                if "__pycache__" not in p.parts}
-    assert "d2l/notes.json" in expected and "gpt_model/weights.bin" in expected
+                for pattern in ("*.py", "*.json", "*.bin", "*.js", "*.css")
+                for p in package.rglob(pattern) if "__pycache__" not in p.parts}
+    assert {"d2l/notes.json", "gpt_model/weights.bin", "views_assets/attention_view.js"} <= expected
     assert modules == expected, f"wheel {sorted(modules ^ expected)} differ from d2lite/"
     assert not {"book.py", "export.py", "bench.py"} & modules, "maintainer tools in the wheel"
 

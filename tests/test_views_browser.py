@@ -10,7 +10,10 @@ Run them with ``python -m pytest -m book tests/test_views_browser.py`` (seconds:
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -307,3 +310,49 @@ def test_captions_meet_4_5_to_1_with_the_themes_own_css(context, tmp_path, theme
         )
         assert panels == ["rgba(0, 0, 0, 0)"] * 2  # on the page itself, not the theme's panel
         assert context.outside_requests == []
+
+
+# -- the views' script as a file -------------------------------------------------------------
+
+VIEW_SCRIPT = ROOT / "d2lite" / "views_assets" / "attention_view.js"
+
+
+def node_path() -> str:
+    """Node.js, as D2LITE_NODE names it or as found on PATH: it checks the views' script
+    beside the browser (a syntax error there would only show as a view that never starts)."""
+    path = os.environ.get("D2LITE_NODE") or shutil.which("node")
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail(
+            f"no node at {path or 'PATH'}: the views' script is checked with `node --check`; "
+            "install Node.js (Debian: apt-get install nodejs) or point D2LITE_NODE at a node "
+            "executable"
+        )
+    return path
+
+
+def test_the_views_script_passes_node_check(tmp_path):
+    checked = subprocess.run([node_path(), "--check", str(VIEW_SCRIPT)], capture_output=True,
+                             text=True, timeout=60)  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+    # the check can fail: the same script with one brace missing does not pass
+    broken = tmp_path / "broken.js"
+    broken.write_text(VIEW_SCRIPT.read_text(encoding="utf-8").replace("{", "", 1), "utf-8")
+    checked = subprocess.run([node_path(), "--check", str(broken)], capture_output=True,
+                             text=True, timeout=60)  # fmt: skip
+    assert checked.returncode != 0 and "SyntaxError" in checked.stderr, checked.stderr
+
+
+def test_the_script_is_es5_and_is_what_the_views_embed():
+    """The script promises ES5 (views also run in old notebook front ends): no arrow function,
+    let/const, class or template string outside its comments. A view embeds the package file
+    as it is, its placeholder replaced by the render's id."""
+    source = VIEW_SCRIPT.read_text(encoding="utf-8")
+    code = re.sub(r"//[^\n]*", "", source)
+    assert code != source  # the comments are gone, the code is left
+    for pattern in (r"=>", r"\b(let|const|class)\s", "`"):
+        assert not re.search(pattern, code), pattern
+    html = d2l.AttentionView(HEADS_W, QUERIES, KEYS)._repr_html_()
+    uid = re.search(r'data-av="([0-9a-f]+)"', html).group(1)
+    assert f"<script>{source.replace('__ID__', uid)}</script>" in html
+    css = (ROOT / "d2lite" / "views_assets" / "attention_view.css").read_text(encoding="utf-8")
+    assert f"<style>{css}</style>" in html

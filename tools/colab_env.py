@@ -43,10 +43,11 @@ def venv_python(venv: Path = VENV) -> Path:
 
 def sources_digest() -> str:
     """A hash of what goes into the wheel: the package's modules and data files (``*.json``,
-    as ``pyproject.toml`` declares) and ``pyproject.toml``."""
+    the views' ``*.js`` and ``*.css``, as ``pyproject.toml`` declares) and ``pyproject.toml``."""
     h = hashlib.sha256()
     package = ROOT / "d2lite"
-    for path in sorted([*package.rglob("*.py"), *package.rglob("*.json"), ROOT / "pyproject.toml"]):
+    files = [p for pattern in ("*.py", "*.json", "*.js", "*.css") for p in package.rglob(pattern)]
+    for path in sorted([*files, ROOT / "pyproject.toml"]):
         if "__pycache__" in path.parts:
             continue
         h.update(path.relative_to(ROOT).as_posix().encode())
