@@ -2,7 +2,7 @@
 #   make book   - build the website into _build/html (creates .venv and installs on first use)
 #   make test   - run every test: unit tests, chapters (nbval), bilingual/export/Colab checks,
 #                 ruff, the website build with warnings as errors and the browser tests
-#   make browser - install Debian's chromium, fontconfig and fonts-nanum with apt-get (as root)
+#   make browser - install Debian's chromium, fontconfig, fonts-nanum and nodejs with apt-get (as root)
 #                  where a Chromium or a Korean font is missing: the one step that installs a browser
 #   make pdf    - print the built website into one PDF per language (_build/pdf, _build/html/pdf)
 #   make bench  - execute each chapter alone, then the book two at a time; write the timing table
@@ -40,7 +40,7 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 # Install what the browser tests need and is missing, from Debian's packages (apt-get, root only:
-# chromium, fontconfig, fonts-nanum); then print the Chromium found, or fail with one line.
+# chromium, fontconfig, fonts-nanum, nodejs); then print the Chromium found, or fail with one line.
 browser:
 	CHROMIUM=$(CHROMIUM) PY=$(PY) bash tools/ensure_browser.sh --install
 
@@ -95,7 +95,8 @@ test:
 # loop for library work. tests/test_ci.py checks that every library test module is listed.
 UNIT_TESTS := $(addprefix tests/test_,attention.py bptt.py checks.py corpus.py d2l_compat.py \
 	diagrams.py diagrams_bahdanau.py diagrams_efficient.py diagrams_lm.py diagrams_lstm.py \
-	diagrams_multihead.py diagrams_positional.py door.py efficient.py fast_attention.py \
+	diagrams_multihead.py diagrams_positional.py diagrams_transformer.py diagrams_vit.py \
+	door.py efficient.py fast_attention.py \
 	gpu_ready.py layout.py lm.py multihead.py plot.py pooling.py positional.py promises.py \
 	rnn.py seq2seq.py shipped.py text.py train.py transformer.py utils.py views.py vit.py)
 

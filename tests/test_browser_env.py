@@ -31,7 +31,7 @@ def _run(tmp_path: Path, tools: dict[str, str], env: dict[str, str] | None = Non
                           timeout=60)  # fmt: skip
 
 
-HOW = ("apt-get install chromium fontconfig fonts-nanum (as root: make browser), or set "
+HOW = ("apt-get install chromium fontconfig fonts-nanum nodejs (as root: make browser), or set "
        "D2LITE_CHROMIUM; then run make test again")
 
 
@@ -40,7 +40,7 @@ def test_no_chromium_and_no_font_is_one_clear_line(tmp_path):
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         "make test: the browser tests need a Chromium and a Korean font (none in "
-        f"'fc-list :lang=ko'): {HOW}"
+        f"'fc-list :lang=ko') and Node.js (no node on PATH): {HOW}"
     ]
 
 
@@ -49,7 +49,8 @@ def test_a_chromium_on_path_is_found_but_a_missing_font_still_fails(tmp_path):
     assert proc.stdout.strip() == str(tmp_path / "bin" / "chromium")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
-        f"make test: the browser tests need a Korean font (none in 'fc-list :lang=ko'): {HOW}"
+        "make test: the browser tests need a Korean font (none in 'fc-list :lang=ko') and "
+        f"Node.js (no node on PATH): {HOW}"
     )
 
 
@@ -68,22 +69,30 @@ def test_install_uses_only_debian_packages_and_needs_root(tmp_path):
     log = tmp_path / "calls.log"
     proc = _run(tmp_path, {"apt-get": f'echo "apt-get $*" >> {log}'}, args=["--install"])
     assert proc.returncode == 1 and not log.exists()  # not root: nothing is tried
-    assert "as root run: apt-get update && apt-get install -y chromium fontconfig fonts-nanum" \
-        in proc.stderr
+    assert ("as root run: apt-get update && apt-get install -y chromium fontconfig fonts-nanum "
+            "nodejs") in proc.stderr
     root = tmp_path / "root"
     root.mkdir()
     proc = _run(root, {"id": "echo 0", "apt-get": f'echo "apt-get $*" >> {log}'},
                 args=["--install"])
     calls = log.read_text().splitlines()
     assert [c.split()[:2] for c in calls] == [["apt-get", "update"], ["apt-get", "install"]]
-    assert calls[1].split()[-3:] == ["chromium", "fontconfig", "fonts-nanum"]
+    assert calls[1].split()[-4:] == ["chromium", "fontconfig", "fonts-nanum", "nodejs"]
 
 
 def test_chromium_and_korean_font_pass(tmp_path):
     fc_list = "echo '/f/NanumGothic.ttf: NanumGothic,나눔고딕:style=Regular'"
-    proc = _run(tmp_path, {"my-chrome": "exit 0", "fc-list": fc_list},
+    proc = _run(tmp_path, {"my-chrome": "exit 0", "fc-list": fc_list, "node": "exit 0"},
                 env={"D2LITE_CHROMIUM": str(tmp_path / "bin" / "my-chrome")})  # fmt: skip
     assert (proc.returncode, proc.stdout.strip()) == (0, str(tmp_path / "bin" / "my-chrome"))
+
+
+def test_a_missing_node_is_named_alone(tmp_path):
+    fc_list = "echo '/f/NanumGothic.ttf: NanumGothic,나눔고딕:style=Regular'"
+    proc = _run(tmp_path, {"chromium": "exit 0", "fc-list": fc_list})
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"make test: the browser tests need Node.js (no node on PATH): {HOW}")
 
 
 def test_a_chromium_that_is_not_executable_is_refused(tmp_path):

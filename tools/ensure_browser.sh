@@ -9,7 +9,7 @@
 #                                      the other browser checks can run). make test runs this.
 #   tools/ensure_browser.sh --install  (make browser) first installs what is missing from Debian's
 #                                      packages with apt-get (root only): chromium, fontconfig,
-#                                      fonts-nanum. Then it finds them as above.
+#                                      fonts-nanum, nodejs. Then it finds them as above.
 #
 # The Chromium, in this order: $D2LITE_CHROMIUM or $CHROMIUM (when set, it must be executable);
 # a chromium / chromium-browser / google-chrome on PATH; a Chromium that Playwright installed
@@ -18,8 +18,8 @@
 set -uo pipefail
 
 PY="${PY:-python3}"
-PACKAGES="chromium fontconfig fonts-nanum"
-HOW="apt-get install chromium fontconfig fonts-nanum (as root: make browser), or set D2LITE_CHROMIUM"
+PACKAGES="chromium fontconfig fonts-nanum nodejs"
+HOW="apt-get install chromium fontconfig fonts-nanum nodejs (as root: make browser), or set D2LITE_CHROMIUM"
 missing=()
 chromium=""
 
@@ -44,8 +44,11 @@ EOF
 
 has_korean_font() { command -v fc-list >/dev/null && fc-list :lang=ko | grep -q .; }
 
+# Node.js checks the attention views' script (node --check, tests/test_views_browser.py).
+has_node() { [ -n "${D2LITE_NODE:-}" ] && [ -x "$D2LITE_NODE" ] || command -v node >/dev/null; }
+
 if [ "${1:-}" = "--install" ]; then
-  if [ -z "$(find_chromium)" ] || ! has_korean_font; then
+  if [ -z "$(find_chromium)" ] || ! has_korean_font || ! has_node; then
     if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
       echo "make browser: installing needs root and apt-get; as root run: apt-get update && apt-get install -y $PACKAGES" >&2
       exit 1
@@ -69,6 +72,7 @@ chromium="$(find_chromium)"
 [ -n "$chromium" ] || missing+=("a Chromium")
 # Without a Korean font Chromium draws Hangul as empty boxes in the screenshots.
 has_korean_font || missing+=("a Korean font (none in 'fc-list :lang=ko')")
+has_node || missing+=("Node.js (no node on PATH)")
 
 [ -n "$chromium" ] && echo "$chromium"
 if [ ${#missing[@]} -gt 0 ]; then
