@@ -11,25 +11,16 @@ matplotlib.use("Agg")
 
 import pytest
 import torch
-from matplotlib import pyplot as plt
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import d2lite as d2l
-from d2lite import plotting
 from d2lite.diagrams import efficient as deff
-from tests.test_diagrams_lm import _check_drawn
-
-
-@pytest.fixture(autouse=True)
-def _strict_fonts_and_closed_figures():
-    plotting.strict_glyphs(True)
-    yield
-    plotting.strict_glyphs(False)
-    plt.close("all")
-
-
-def _t(lang):
-    return lambda ko, en: ko if lang == "ko" else en
+from tests.test_diagrams import (  # noqa: F401 (the fixture is autouse)
+    _check_drawn,
+    _colors,
+    _strict_fonts_and_closed_figures,
+    _t,
+)
 
 
 class _Matmuls(TorchDispatchMode):

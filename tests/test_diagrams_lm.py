@@ -8,54 +8,15 @@ matplotlib.use("Agg")
 
 import pytest
 import torch
-from matplotlib import patches
-from matplotlib import pyplot as plt
-from matplotlib.colors import to_hex
 
 import d2lite as d2l
-from d2lite import plotting
-from d2lite.diagrams import core
 from d2lite.diagrams import lm as dlm
-from d2lite.diagrams.core import PALETTE, Diagram
-
-
-@pytest.fixture(autouse=True)
-def _strict_fonts_and_closed_figures():
-    plotting.strict_glyphs(True)
-    yield
-    plotting.strict_glyphs(False)
-    plt.close("all")
-
-
-def _t(lang):
-    return lambda ko, en: ko if lang == "ko" else en
-
-
-def _colors(d: Diagram) -> set[str]:
-    """Every color a diagram drew with (fills, outlines, lines, texts), as hex."""
-    out = set()
-    for artist in [*d.ax.patches, *d.ax.lines]:
-        if isinstance(artist, patches.Patch):
-            for rgba in (artist.get_facecolor(), artist.get_edgecolor()):
-                if rgba[3] > 0:
-                    out.add(to_hex(rgba[:3]))
-        else:
-            out.add(to_hex(artist.get_color()))
-    for txt in d.ax.texts:
-        out.add(to_hex(txt.get_color()))
-    return out
-
-
-def _check_drawn(d: Diagram) -> None:
-    """Every shape the diagram recorded is printed in it, and only palette colors are used."""
-    text = "\n".join(d.labels())
-    for name, shape in d.shapes.items():
-        assert core.format_shape(shape) in text, (name, shape)
-    palette_colors = {PALETTE.background}
-    for role in PALETTE.roles.values():
-        palette_colors |= {role.fill, role.edge, role.ink}
-    assert _colors(d) <= palette_colors, _colors(d) - palette_colors
-
+from tests.test_diagrams import (  # noqa: F401 (the fixture is autouse)
+    _check_drawn,
+    _colors,
+    _strict_fonts_and_closed_figures,
+    _t,
+)
 
 PROVERB = "낮말은 새가 듣고 밤말은 쥐가 듣는다 낮말은 새가 듣고 밤말은 쥐가 듣는다"
 

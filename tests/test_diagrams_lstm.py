@@ -7,22 +7,17 @@ matplotlib.use("Agg")
 
 import pytest
 import torch
-from matplotlib import pyplot as plt
 from torch import nn
 
 import d2lite as d2l
-from d2lite import plotting
 from d2lite.diagrams import core
 from d2lite.diagrams import lstm as dl
-from tests.test_diagrams import _check_drawn, _t
-
-
-@pytest.fixture(autouse=True)
-def _strict_fonts_and_closed_figures():
-    plotting.strict_glyphs(True)
-    yield
-    plotting.strict_glyphs(False)
-    plt.close("all")
+from tests.test_diagrams import (  # noqa: F401 (the fixture is autouse)
+    _check_drawn,
+    _colors,
+    _strict_fonts_and_closed_figures,
+    _t,
+)
 
 
 def _lstms():
