@@ -51,7 +51,8 @@ class Seq2SeqAttentionDecoder(d2l.Seq2SeqDecoder, d2l.AttentionDecoder):
         if tuple(enc_outputs.shape) != expected:
             raise ValueError(f"encoder outputs must have shape {expected}, "
                              f"got {tuple(enc_outputs.shape)}")
-        checks.check_rnn_state(hidden_state, self.rnn, X.shape[0], "the encoder's final state")
+        checks.check_rnn_state(hidden_state, self.rnn, X.shape[0],
+                               "the encoder's final state")
         # The door: token ids and source lengths are checked once, not at every step.
         src_lens = ("enc_valid_lens", enc_valid_lens, 1, enc_outputs.shape[1])
         with checks.door(tokens=[("X", X, self.vocab_size)], lens=[src_lens]):

@@ -135,7 +135,8 @@ def grad_clipping(net: nn.Module | Iterable[nn.Parameter], theta: float) -> floa
     """
     theta = checks.check_scalar(theta, "theta", float, low=0, low_open=True)
     params = checks.check_params(net)  # (name, parameter) pairs
-    grads = [(name, p.grad) for name, p in params if p.requires_grad and p.grad is not None]
+    grads = [(name, p.grad) for name, p in params
+             if p.requires_grad and p.grad is not None]
     if not grads:
         return 0.0
     norm = torch.sqrt(sum(torch.sum(g.detach() ** 2) for _, g in grads))

@@ -253,7 +253,8 @@ class TransformerDecoder(d2l.AttentionDecoder):
         return [enc_outputs, enc_valid_lens, [None] * self.num_blks]
 
     def forward(self, X: Tensor, state: list) -> tuple[Tensor, list]:
-        enc_outputs, enc_valid_lens, cache = checks.check_decoder_state(state, self.num_blks)
+        enc_outputs, enc_valid_lens, cache = checks.check_decoder_state(
+            state, self.num_blks)
         batch = checks.check_tokens(X).shape[0]
         checks.check_features(enc_outputs, "enc_outputs", self.num_hiddens)
         if enc_outputs.shape[0] != batch:

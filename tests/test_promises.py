@@ -143,7 +143,8 @@ def test_translate_refuses_a_batch_size_that_would_return_nothing(batch_size):
 
 def test_the_bilingual_decorator_keeps_its_alt_text(monkeypatch):
     shown = []
-    monkeypatch.setattr(d2l.plotting, "_display", lambda images, captions, alts: shown.append(alts))
+    monkeypatch.setattr(d2l.plotting, "_display",
+                        lambda images, captions, alts, diagram=False: shown.append(alts))
     import matplotlib.pyplot as plt
 
     @d2l.bilingual(caption=("캡션", "caption"), alt=("대체 글", "alt text"))
