@@ -632,6 +632,7 @@ class Diagram:
         """A (queries, keys) grid centered at (x, y): visible cells white (or showing ``values``),
         hidden cells hatched in the mask color. ``visible`` is a 2-D boolean array
         (:func:`causal_mask`, :func:`padding_mask`); the same look marks a mask everywhere.
+        A hidden cell shows 0 (its weight) unless its value is NaN: then only its hatching.
         ``label`` is written above the grid."""
         vis = np.asarray(visible)
         if vis.ndim != 2 or vis.dtype != bool or 0 in vis.shape:
@@ -658,7 +659,7 @@ class Diagram:
                                              lw=0.6, hatch="////", zorder=2)  # fmt: skip
                 self.ax.add_patch(rect)
                 artists.append(rect)
-                if vals is not None:
+                if vals is not None and (vis[i, j] or not np.isnan(vals[i, j])):
                     s = fmt.format(vals[i, j]).replace("0.", ".", 1) if vis[i, j] else "0"
                     txt = self.ax.text(cx0 + cell / 2, cy0 + cell / 2, s, fontsize=MIN_FONT_PT,
                                        ha="center", va="center", color=m.ink, zorder=4,

@@ -88,7 +88,9 @@ def draw_tiling(q: Tensor, k: Tensor, v: Tensor, block_size: int, *, causal: boo
     cell = 0.42
     d = Diagram(6.4, 4.1, t=t, title=("타일링 순서", "The tiling schedule"))
     gx, gy = 1.0 + mb * cell / 2, 0.35 + nb * cell / 2  # grid center
-    grid = d.mask(gx + 0.1, gy, order > 0, cell=cell, values=order, fmt="{:.0f}", name="grid")
+    # a skipped tile (NaN) shows its hatching only: it is not computed, so it holds no number
+    grid = d.mask(gx + 0.1, gy, order > 0, cell=cell, values=np.where(order > 0, order, np.nan),
+                  fmt="{:.0f}", name="grid")
     for i in range(nb):
         d.box(grid.x0 - 0.45, grid.y1 - (i + 0.5) * cell, f"$Q_{i}$", kind="layer" if i == bi
               else "op", role="query" if i == bi else None, w=0.5, h=cell - 0.07,
