@@ -50,12 +50,18 @@ def pdfs(site: Path) -> dict[str, Path]:
         if not _fresh([*paths.values(), *copies], site):
             # In its own process: Playwright's sync API cannot start twice in one thread, and the
             # browser tests' session already holds it. How long printing takes is not tested.
+            # One process per language, at the same time: printing is the longest unit of the
+            # website tests, and the other worker's browser tests end well before it.
             import subprocess
             import sys
 
-            proc = subprocess.run([sys.executable, "-m", "tools.pdf", "--site", str(site)],
-                                  cwd=book_pdf.ROOT, capture_output=True, text=True)
-            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+            procs = [subprocess.Popen([sys.executable, "-m", "tools.pdf", "--site", str(site),
+                                       "--lang", lang], cwd=book_pdf.ROOT, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for lang in paths]
+            for proc in procs:
+                out, err = proc.communicate()
+                assert proc.returncode == 0, out[-2000:] + err[-3000:]
             assert all(p.is_file() for p in paths.values()), paths
     return paths
 
