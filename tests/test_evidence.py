@@ -186,3 +186,32 @@ def test_the_sphinx_role_reads_the_data_once_and_again_after_a_change(tmp_path, 
     os.utime(specs / "01_x.yaml", ns=(1, 1))
     role._loaded()
     assert calls == ["specs", "data"] * 2
+
+
+@pytest.mark.parametrize("given, used", [(None, "cpu"), ("cuda", "cuda")])
+def test_the_sweep_worker_computes_on_the_cpu_unless_told(tmp_path, monkeypatch, capsys,
+                                                          given, used):
+    """tools.cell_runner runs chapters in plain Python, which d2l.try_gpu does not count as
+    unattended: the worker itself asks for the CPU, as make test does, unless told otherwise."""
+    import os
+
+    from tools import cell_runner
+
+    chapter = tmp_path / "01_x.md"
+    chapter.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n"
+                       "    format_name: myst\n    format_version: 0.13\nkernelspec:\n"
+                       "  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+                       "```{code-cell} ipython3\nimport os\ndevice = os.environ['D2LITE_DEVICE']\n"
+                       "```\n", encoding="utf-8")
+    monkeypatch.setenv("D2LITE_SEED_OFFSET", "0")  # both are restored after the test
+    monkeypatch.setenv("D2LITE_DEVICE", "placeholder")
+    if given is None:
+        monkeypatch.delenv("D2LITE_DEVICE")
+    else:
+        monkeypatch.setenv("D2LITE_DEVICE", given)
+    spec = {"source": str(chapter), "seeds": [0], "stop": 1, "skip": [],
+            "watch": {"device": "device"}}
+    assert cell_runner.main([json.dumps(spec)]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["failures"] == [] and result["values"]["device"] == repr(used)
+    assert os.environ["D2LITE_DEVICE"] == used

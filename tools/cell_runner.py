@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
+    # A sweep is a build step, like make test: on the CPU unless D2LITE_DEVICE says otherwise
+    # (a plain Python process is not "unattended" to d2l.try_gpu, which would take a GPU).
+    os.environ.setdefault("D2LITE_DEVICE", "cpu")
     spec = json.loads((argv if argv is not None else sys.argv[1:])[0])
     cells = code_cells(spec["source"])
     for seed in spec["seeds"]:
