@@ -7,14 +7,13 @@ attention weights, the context, the embedding, the GRU's input and state, the lo
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from ..bahdanau import Seq2SeqAttentionDecoder
-from .core import Diagram, drawer, trace
+from .core import Diagram, copy_module, drawer, trace
 from .rnn import _check_batch
 
 __all__ = ["bahdanau_step", "draw_bahdanau_step"]
@@ -35,7 +34,7 @@ def bahdanau_step(decoder: nn.Module, *, src_steps: int = 4, batch: int = 1) -> 
         raise TypeError(
             f"decoder must be a Bahdanau decoder module; {type(decoder).__name__} lacks {missing}"
         )
-    decoder = _copy(decoder)
+    decoder = copy_module(decoder)
     rnn = decoder.rnn
     hiddens, layers = decoder.num_hiddens, rnn.num_layers
     enc_outputs = torch.zeros(batch, src_steps, hiddens)
@@ -51,17 +50,6 @@ def bahdanau_step(decoder: nn.Module, *, src_steps: int = 4, batch: int = 1) -> 
         "rnn_input": tr.inputs["rnn"][0], "state": tuple(new_state.shape),
         "logits": tuple(logits.shape),
     }  # fmt: skip
-
-
-def _copy(module: nn.Module) -> nn.Module:
-    """A deep copy of ``module`` whose recorded tensors (``attention_weights`` of a pass run
-    with gradients) are detached: torch copies only leaf tensors."""
-    memo = {}
-    for sub in module.modules():
-        for value in vars(sub).values():
-            if isinstance(value, torch.Tensor) and value.grad_fn is not None:
-                memo[id(value)] = value.detach().clone()
-    return copy.deepcopy(module, memo)
 
 
 @drawer(Seq2SeqAttentionDecoder)

@@ -37,6 +37,7 @@ from .. import plotting  # noqa: F401  (registers the Korean font)
 
 __all__ = [
     "DRAWERS",
+    "copy_module",
     "Diagram",
     "CLEARANCE",
     "MIN_FONT_PT",
@@ -958,7 +959,7 @@ class Trace:
         return self.shapes[name]
 
 
-def _copy_module(module: nn.Module) -> nn.Module:
+def copy_module(module: nn.Module) -> nn.Module:
     """A deep copy of ``module``. Tensors a module keeps from a call with gradients (such as
     ``attention_weights`` after a training step) are not graph leaves, which ``copy.deepcopy``
     refuses; the copy holds them detached, and ``module`` stays as it was."""
@@ -966,7 +967,7 @@ def _copy_module(module: nn.Module) -> nn.Module:
 
     def detach(value) -> None:
         if isinstance(value, torch.Tensor) and not value.is_leaf:
-            memo[id(value)] = value.detach()
+            memo[id(value)] = value.detach().clone()
         elif isinstance(value, (list, tuple)):
             for item in value:
                 detach(item)
@@ -990,7 +991,7 @@ def trace(module: nn.Module, *args, **kwargs) -> Trace:
     """
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-    model = _copy_module(module).eval()
+    model = copy_module(module).eval()
     shapes: dict[str, object] = {}
     inputs: dict[str, object] = {}
     calls: dict[str, int] = {}

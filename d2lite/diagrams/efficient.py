@@ -18,8 +18,7 @@ from torch import Tensor, nn
 
 from .. import efficient as _eff
 from .. import lm as _lm
-from . import lm as _lm_diagrams
-from .core import Diagram, drawer, format_shape, trace
+from .core import Diagram, copy_module, drawer, format_shape, trace
 
 __all__ = ["draw_gqa", "draw_kv_cache", "draw_rope", "draw_tiling", "tiling_schedule"]
 
@@ -126,7 +125,7 @@ def draw_kv_cache(net: nn.Module, prompt: Tensor, steps: int = 3, *, t: T = None
         raise ValueError(f"steps must be at most 3 to draw, got {steps}")
     if not isinstance(prompt, Tensor) or prompt.dim() != 2 or prompt.shape[0] != 1:
         raise ValueError(f"prompt must be token ids of shape (1, p), got {prompt!r:.60}")
-    net = _lm_diagrams._fresh_copy(net)
+    net = copy_module(net)  # decoding fills its caches: the chapter's model stays as it was
     cache = net.init_cache()
     feed, grown = prompt, []
     for _ in range(steps + 1):

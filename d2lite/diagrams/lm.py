@@ -142,18 +142,6 @@ def draw_bpe_merges(
     return d.finish()
 
 
-def _fresh_copy(net: nn.Module) -> nn.Module:
-    """A new GPT of ``net``'s configuration holding its weights: what trace copies then has
-    no tensors left over from a forward pass with gradients (attention weights), which a deep
-    copy refuses. Built under a forked RNG, so the caller's random numbers do not move."""
-    blk = net.blks[0]
-    with torch.random.fork_rng(devices=[]):
-        copy = type(net)(net.vocab_size, blk.ln1.normalized_shape[0],
-                         blk.attention.num_heads, len(net.blks), net.max_len)
-    copy.load_state_dict(net.state_dict())
-    return copy
-
-
 # -- GPT ---------------------------------------------------------------------------------------
 @drawer(_lm.GPT)
 def draw_gpt(net: nn.Module, *, batch: int = 1, steps: int = 4, t: T = None) -> Diagram:
@@ -170,7 +158,7 @@ def draw_gpt(net: nn.Module, *, batch: int = 1, steps: int = 4, t: T = None) -> 
     if steps > min(net.max_len, 8):
         raise ValueError(f"steps must be at most min(max_len, 8) to draw, got {steps}")
     tokens = torch.zeros(batch, steps, dtype=torch.long)
-    tr = trace(_fresh_copy(net), tokens)
+    tr = trace(net, tokens)
     blk = net.blks[0]
     heads = blk.attention.num_heads
     hidden = blk.ln1.normalized_shape[0]

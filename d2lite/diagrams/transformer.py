@@ -6,7 +6,6 @@ prints the shapes they produced: change ``num_hiddens`` or ``num_blks`` and the 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -15,22 +14,9 @@ from torch import nn
 
 from .core import FONT, Diagram, format_shape, trace
 
-__all__ = ["draw_masks", "draw_norm_placement", "draw_transformer", "mask_weights", "traceable"]
+__all__ = ["draw_masks", "draw_norm_placement", "draw_transformer", "mask_weights"]
 
 T = Callable[[str, str], str] | None
-
-
-def traceable(module: nn.Module) -> nn.Module:
-    """A copy of ``module`` that :func:`core.trace` can copy again: tensors a module keeps from
-    its last call with gradients (``attention_weights`` of a model called in training) are not
-    graph leaves and cannot be deep-copied; the copy holds them detached. ``module`` itself is
-    left as it was."""
-    memo = {}
-    for m in module.modules():
-        for value in vars(m).values():
-            if isinstance(value, torch.Tensor) and not value.is_leaf:
-                memo[id(value)] = value.detach()
-    return copy.deepcopy(module, memo)
 
 
 def _positive_int(value, name: str) -> int:
@@ -54,9 +40,9 @@ def _run(encoder, decoder, batch, src_steps, tgt_steps, valid_len=None):
     src = torch.zeros(batch, src_steps, dtype=torch.long)
     tgt = torch.zeros(batch, tgt_steps, dtype=torch.long)
     valid = None if valid_len is None else torch.full((batch,), valid_len)
-    enc = trace(traceable(encoder), src, valid)
+    enc = trace(encoder, src, valid)
     state = decoder.init_state(enc.output, valid)
-    dec = trace(traceable(decoder), tgt, state)
+    dec = trace(decoder, tgt, state)
     return src, tgt, enc, dec
 
 
@@ -163,7 +149,7 @@ def mask_weights(decoder: nn.Module, *, src_steps: int = 5, tgt_steps: int = 4,
     memory = 0.1 * torch.randn(1, src_steps, d, generator=gen)
     block = decoder.blks[0]
     state = [memory, torch.tensor([valid_len]), [None] * len(decoder.blks)]
-    tr = trace(traceable(block), X, state)
+    tr = trace(block, X, state)
     self_w, cross_w = tr.module.attention_weights  # each (batch, heads, queries, keys)
     return self_w[0, 0].numpy(), cross_w[0, 0].numpy()
 
@@ -236,7 +222,7 @@ def draw_norm_placement(
     labels = {"attn": ("어텐션", "attention"), "ffn": ("FFN", "FFN"), "ln": ("LN", "LN")}
     for (block, key, y, title, order), size in zip(rows, sizes):
         X = torch.zeros(batch, steps, size)
-        tr = trace(traceable(block), X, None)
+        tr = trace(block, X, None)
         d.text(0.1, y + 0.62, title, ha="left", va="bottom", size=11, name=f"{key}_title")
         tw = d.text_size(format_shape(X.shape), FONT["shape"])[0] + 0.26
         x_in = d.tensor(0.06 + tw / 2, y, "$x$", X.shape, w=tw, name=f"{key}_in")

@@ -10,7 +10,6 @@ from torch import nn
 
 from ..vit import ViT  # d2lite imports its models before the diagrams
 from .core import Diagram, drawer, trace
-from .transformer import traceable
 
 __all__ = ["draw_vit"]
 
@@ -39,7 +38,7 @@ def draw_vit(
         raise ValueError(f"channels must be a positive int, got {channels!r}")
     (h, w), (ph, pw), (gh, gw) = emb.img_size, emb.patch_size, emb.grid
     X = torch.zeros(batch, c, h, w)
-    tr = trace(traceable(vit), X)  # vit may hold weights from a call with gradients
+    tr = trace(vit, X)  # trace copes with weights kept from a call with gradients
     last = f"blks.{len(vit.blks) - 1}"
     d = Diagram(6.4, 5.0, t=t, title=("비전 트랜스포머", "The Vision Transformer"))
     lx, rx = 2.55, 4.85
