@@ -10,6 +10,7 @@ import importlib
 
 import pytest
 import torch
+from torch import nn
 
 import d2lite as d2l
 from d2lite import checks
@@ -393,6 +394,24 @@ BAD = [
      r"tokens: 5 positions exceed max_len 4"),
     ("GPT", lambda: d2l.GPT(3, D, H, 1, 8)(torch.tensor([[0, 3]])),
      r"tokens must hold token ids in \[0, 3\)"),
+    # -- chapter 2's side-by-side training (d2lite.budget; more rows in tests/test_bptt.py)
+    ("stack_parameters", lambda: d2l.stack_parameters([]), r"models must be a non-empty"),
+    ("stack_parameters", lambda: d2l.stack_parameters([nn.Linear(2, 3), nn.Linear(3, 3)]),
+     r"models must have equal parameter names and shapes"),
+    ("inputs_part", lambda: d2l.inputs_part(torch.zeros(3, 2, 4), torch.zeros(2, 4, 5),
+                                            torch.zeros(2, 1, 5)),
+     r"X must have shape \(steps, S, batch, inputs\), got shape \(3, 2, 4\)"),
+    ("inputs_part", lambda: d2l.inputs_part(torch.zeros(3, 2, 1, 4), torch.zeros(2, 5, 5),
+                                            torch.zeros(2, 1, 5)),
+     r"W must have shape \(2, 4, outputs\), got \(2, 5, 5\)"),
+    ("run_side_by_side", lambda: d2l.run_side_by_side("LSTM", {}, torch.zeros(3, 2, 1, 4)),
+     r"params of kind 'LSTM' lack"),
+    ("run_side_by_side", lambda: d2l.run_side_by_side("CNN", {}, torch.zeros(3, 2, 1, 4)),
+     r"kind must be one of"),
+    ("train_side_by_side", lambda: d2l.train_side_by_side(
+        "RNN", [nn.Linear(2, 2)], None, [torch.Generator()], 5, (torch.zeros(3, 1, 2),
+                                                                  torch.zeros(1)), eval_every=5),
+     r"make_batch must be a function of a generator"),
 ]
 
 # Public callables of the tensor-facing modules that need no row here, and why.
@@ -413,7 +432,7 @@ EXEMPT = {
     "learn_merges": "takes the id lists BPETokenizer.train builds; train validates its inputs",
 }
 MODULES = ["rnn", "bptt", "pooling", "attention", "seq2seq", "bahdanau", "multihead",
-           "positional", "transformer", "vit", "lm", "efficient"]  # fmt: skip
+           "positional", "transformer", "vit", "lm", "efficient", "budget"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "thunk", "pattern"), BAD,
