@@ -19,9 +19,9 @@ from urllib.parse import urlparse
 import pytest
 from filelock import FileLock
 
+from tools.core import ROOT
 from tools.website import serve
 
-ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 SITE = BUILD / "html"
 STAMP = BUILD / ".site-built"  # written after a build that passed with -W

@@ -10,9 +10,7 @@ import jupytext
 import pytest
 
 from tools import book
-
-ROOT = Path(__file__).resolve().parent.parent
-
+from tools.core import ROOT
 
 # -- glossary table ---------------------------------------------------------------------------
 

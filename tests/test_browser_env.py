@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT
+
 SCRIPT = ROOT / "tools" / "ensure_browser.sh"
 
 

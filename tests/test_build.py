@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
 from tools.book import chapter_sources
+from tools.core import ROOT
 from tools.notebooks import repository_url
 from tools.website import toc_pages as toc_files
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.book
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT
+
 WORKFLOWS = ROOT / ".github" / "workflows"
 CI_RUN = ROOT / ".ci" / "run"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tools import colab_env, notebooks, portable
+from tools.core import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.colab
 
 ENGLISH = sorted((ROOT / "notebooks" / "en").glob("*.ipynb"))

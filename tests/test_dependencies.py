@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT
+
 LOCAL = {"d2lite", "tools", "_ext", "tests", "conftest", "root_conftest"}
 LOCAL |= {p.stem for p in (ROOT / "_ext").glob("*.py")}
 LOCAL |= {p.stem for p in (ROOT / "tests").glob("test_*.py")}  # a test may reuse another's data

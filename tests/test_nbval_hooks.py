@@ -8,12 +8,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT
 
 
 def _root_conftest():

@@ -13,7 +13,6 @@ from test_pipeline import HEADER
 
 from tools import notebooks
 
-ROOT = Path(__file__).resolve().parent.parent
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 MYST_LEFT = [
     (re.compile(r"\{[a-z:]+\}`"), "a MyST role"),

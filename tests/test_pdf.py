@@ -21,8 +21,8 @@ import pytest
 from filelock import FileLock
 
 from tools import pdf as book_pdf
+from tools.core import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 PRINTERS = [ROOT / "tools" / "pdf.py", ROOT / "_static" / "print.css"]
 

@@ -10,8 +10,7 @@ import jupytext
 import pytest
 
 from tools import book, export
-
-ROOT = Path(__file__).resolve().parent.parent
+from tools.core import ROOT
 
 HEADER = """---
 jupytext:

@@ -17,16 +17,15 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 import d2lite as d2l
 from d2lite.shipped import bits_per_char, load_gpt
+from tools.core import ROOT
 from tools.website import serve
 
-ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "_static" / "gpt"
 pytestmark = pytest.mark.book
 

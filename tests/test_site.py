@@ -20,9 +20,9 @@ import yaml
 
 from conftest import CHROMIUM_FLAGS, build_command, is_outside  # noqa: F401
 from tools import pdf as book_pdf
+from tools.core import ROOT
 from tools.website import toc_pages
 
-ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tools import colab_env, core
+from tools.core import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TOOLS = sorted((ROOT / "tools").glob("*.py"))
 
 
@@ -51,6 +51,17 @@ def test_one_root_and_one_chapter_discovery():
     assert sorted(discoveries) == [("core.py", "chapter_sources"), ("core.py", "page_sources")]
     chapters_glob = [p for p in TOOLS if '"[0-9][0-9]_*.md"' in p.read_text(encoding="utf-8")]
     assert chapters_glob == [ROOT / "tools" / "core.py"], chapters_glob
+
+
+def test_the_tests_take_root_from_the_tools_core():
+    """The tests find the repository as the tools do (tools.core.ROOT), not each its own way;
+    the root conftest.py and the Sphinx extensions, loaded before tools is importable, keep
+    theirs."""
+    defining = [path.name for path in sorted((ROOT / "tests").glob("*.py"))
+                if any(isinstance(node, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == "ROOT" for t in node.targets)
+                       for node in _tree(path).body)]
+    assert defining == [], defining
 
 
 def test_no_tool_runs_a_program_kept_in_a_string():

@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import d2lite as d2l
+from tools.core import ROOT
 from tools.website import serve
 
 try:  # the website's theme, whose stylesheet the views must live with: never a silent skip
@@ -29,7 +30,6 @@ except ImportError as error:
     raise ImportError("tests/test_views_browser.py needs pydata-sphinx-theme (it comes with "
                       "jupyter-book from requirements.txt): run make install") from error
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.book
 
 LAYERS, HEADS, Q, K = 2, 3, 4, 6
