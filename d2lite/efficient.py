@@ -142,11 +142,20 @@ def fused_attention(
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout)
     # (batch, 1, 1 or n, 1)
     lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)
-    # kernel: NaN or 0 by backend and version; show every key, zero below
+    arange = torch.arange(m, device=queries.device)
     empty = lens == 0
-    keep = torch.arange(m, device=queries.device) < lens.masked_fill(empty, m)
+    # Outside a model the lengths have just been read, so asking whether a row is empty
+    # costs nothing; inside a model's door it would make the host wait for a GPU, and
+    # empty rows are handled whether or not there are any.
+    if not checks.values_checked() and not empty.any():
+        return F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=arange < lens, dropout_p=dropout
+        )
+    # A row with no key would give NaN or 0 by backend and version: it is shown every
+    # key and zeroed after.
     out = F.scaled_dot_product_attention(
-        queries, keys, values, attn_mask=keep, dropout_p=dropout
+        queries, keys, values, attn_mask=arange < lens.masked_fill(empty, m),
+        dropout_p=dropout,
     )
     return out.masked_fill(empty, 0.0)
 

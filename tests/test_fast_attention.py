@@ -53,6 +53,27 @@ def test_rows_of_valid_length_zero_are_zero_on_both_paths():
         assert torch.all(out[0, 1:] != 0)
 
 
+@pytest.mark.parametrize("lens", [torch.tensor([2, 5]), torch.tensor([0, 5]),
+                                  torch.tensor([[1, 2, 5], [0, 3, 5]])],
+                         ids=["no empty row", "an empty example", "an empty query"])
+def test_fused_attention_inside_and_outside_a_door_agree(lens):
+    """Outside a model fused_attention asks whether a row is empty and passes the mask alone
+    when none is; inside a model's door it does not ask and zeroes empty rows regardless."""
+    from d2lite import checks
+
+    torch.manual_seed(3)
+    q, k, v = torch.randn(2, 2, 3, 4), torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 6)
+    outside = d2l.fused_attention(q, k, v, lens)
+    with checks.door(lens=[("valid_lens", lens, 0, 5)]):
+        assert checks.values_checked()
+        inside = d2l.fused_attention(q, k, v, lens)
+    taught = d2l.DotProductAttention()(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
+                                       lens.repeat_interleave(2, 0)).unflatten(0, (2, 2))
+    assert _gap(outside, inside) == 0 and _gap(outside, taught) <= TOL
+    empty = (lens == 0).reshape(2, 1, -1, 1).expand_as(outside)
+    assert torch.all(outside[empty] == 0) and not torch.isnan(outside).any()
+
+
 @pytest.mark.parametrize("lens", LENS.values(), ids=LENS.keys())
 def test_multihead_paths_agree_and_match_torch(lens):
     torch.manual_seed(1)
