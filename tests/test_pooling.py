@@ -34,9 +34,10 @@ def test_nadaraya_watson_shapes_and_weights():
     k = torch.exp(-(((x_query.double()[:, None] - x_train.double()[None, :]) / 0.5) ** 2) / 2)
     expected = k @ y_train.double() / k.sum(dim=1)
     torch.testing.assert_close(y_hat.double(), expected, rtol=1e-5, atol=1e-5)
-    # Gaussian weights are a softmax of negative squared distances.
-    scores = -(((x_query[:, None] - x_train[None, :]) / 0.5) ** 2) / 2
-    torch.testing.assert_close(weights, torch.softmax(scores, dim=1))
+    # The weights themselves (computed by a softmax, to avoid underflow) against the formula's
+    # K(u_i) / sum_j K(u_j): a softmax of the wrong scores (no 1/2, no sigma) breaks this.
+    by_formula = k / k.sum(dim=1, keepdim=True)
+    torch.testing.assert_close(weights.double(), by_formula, rtol=1e-5, atol=1e-6)
     # Vector values: (m, v) -> (n, v), the same weights.
     y2, w2 = d2l.nadaraya_watson(x_train, torch.stack([y_train, 2 * y_train], 1), x_query)
     assert y2.shape == (7, 2)
