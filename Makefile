@@ -19,8 +19,9 @@ JOBS   ?= 2
 # from PyPI (pip, into .venv and the Colab-like environment).
 CHROMIUM ?=
 # The Colab-door pass of `make test` runs every chapter as another machine would (tools/portable.py):
-# another seed offset and math-kernel path (defaults there: offset 5, sse42). Override to try others:
-#   make test PORTABLE_OFFSET=3 PORTABLE_SIMD=avx2      (SIMD paths: native, avx2, sse42, cnr)
+# another seed offset and math-kernel path (defaults there: offset 5; AVX2 kernels on a CPU with
+# AVX-512, else SSE4.2). Override to try others:
+#   make test PORTABLE_OFFSET=3 PORTABLE_SIMD=sse42     (SIMD paths: native, avx2, sse42, cnr)
 PORTABLE_OFFSET ?=
 PORTABLE_SIMD ?=
 
@@ -33,10 +34,12 @@ install: $(STAMP)
 
 # A local CPU wheel of torch (pip's find-links) is used when there is one, so a CPU-only
 # machine does not download the multi-gigabyte CUDA build; otherwise pip installs torch as usual.
+# --no-compile: pip would byte-compile every module it installs (half of its CPU time here:
+# 56 s with, 28 s without, for requirements.txt); Python compiles what it imports, once, on use.
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --no-index --no-deps "torch>=2.2" 2>/dev/null || true
-	$(PY) -m pip install -q -r requirements.txt -e .
+	$(PY) -m pip install -q --no-compile --no-index --no-deps "torch>=2.2" 2>/dev/null || true
+	$(PY) -m pip install -q --no-compile -r requirements.txt -e .
 	touch $@
 
 # Install what the browser tests need and is missing, from Debian's packages (apt-get, root only:

@@ -15,11 +15,18 @@ def test_the_default_is_another_seed_and_another_simd_path(monkeypatch):
     assert env["ATEN_CPU_CAPABILITY"] and env["MKL_ENABLE_INSTRUCTIONS"]
 
 
+def test_the_default_path_is_narrower_than_the_cpus_own():
+    assert portable.default_simd({"avx2", "avx512f", "sse4_2"}) == "avx2"
+    assert portable.default_simd({"avx2", "fma", "sse4_2"}) == "sse42"  # AVX2 is its own path
+    assert portable.default_simd(set()) == "sse42"
+    assert portable.default_simd() in ("avx2", "sse42")
+
+
 def test_the_make_variables_choose_offset_and_path(monkeypatch):
     monkeypatch.setenv("D2LITE_PORTABLE_OFFSET", "3")
-    monkeypatch.setenv("D2LITE_PORTABLE_SIMD", "avx2")
+    monkeypatch.setenv("D2LITE_PORTABLE_SIMD", "sse42")
     env = portable.portable_env()
-    assert env["D2LITE_SEED_OFFSET"] == "3" and env["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert env["D2LITE_SEED_OFFSET"] == "3" and env["ATEN_CPU_CAPABILITY"] == "default"
     monkeypatch.setenv("D2LITE_PORTABLE_OFFSET", "")  # `make test` passes empty when not given
     monkeypatch.setenv("D2LITE_PORTABLE_SIMD", "")
     assert portable.portable_env()["D2LITE_SEED_OFFSET"] == str(portable.DEFAULT_OFFSET)

@@ -83,7 +83,9 @@ def build_wheel() -> Path:
 
 
 def _pip(*args: str) -> None:
-    subprocess.run([str(venv_python()), "-m", "pip", "install", "-q", *args], check=True)
+    # no byte-compiling of every module installed (the Makefile's install says why)
+    subprocess.run([str(venv_python()), "-m", "pip", "install", "-q", "--no-compile", *args],
+                   check=True)
 
 
 def declared_dependencies() -> list[str]:
