@@ -144,15 +144,15 @@ def fused_attention(
     lens = valid_lens.to(queries.device).reshape(batch, 1, -1, 1)
     arange = torch.arange(m, device=queries.device)
     empty = lens == 0
-    # Outside a model the lengths have just been read, so asking whether a row is empty
-    # costs nothing; inside a model's door it would make the host wait for a GPU, and
-    # empty rows are handled whether or not there are any.
+    # Called directly, the lengths were just read to check them: asking whether a row
+    # is empty costs nothing. Inside a model the question would make the host wait for
+    # a GPU, so empty rows are handled whether or not there are any.
     if not checks.values_checked() and not empty.any():
         return F.scaled_dot_product_attention(
             queries, keys, values, attn_mask=arange < lens, dropout_p=dropout
         )
-    # A row with no key would give NaN or 0 by backend and version: it is shown every
-    # key and zeroed after.
+    # the kernel gives NaN or 0 for a row with no key, by backend and version: such a
+    # row is shown every key, and its output set to 0
     out = F.scaled_dot_product_attention(
         queries, keys, values, attn_mask=arange < lens.masked_fill(empty, m),
         dropout_p=dropout,
