@@ -42,8 +42,8 @@ def masked_softmax(X: Tensor, valid_lens: Tensor | None = None) -> Tensor:
     # less: the backward pass hands the gradient through an addition unchanged.
     weights = torch.softmax(X + bias, dim=-1)
     if checks.values_checked():
-        # Inside a model, whose door has checked the lengths once: asking the device
-        # a question would make the host wait for a GPU, so zero empty rows regardless.
+        # Inside a model that checked the lengths once on the way in: reading a value
+        # back from a GPU would make the host wait for it, so zero empty rows anyway.
         weights = torch.where(empty, 0.0, weights)
     elif empty.any():  # asks the lengths only, not the queries x keys weights
         weights = weights.masked_fill(empty, 0.0)
