@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
@@ -34,12 +36,44 @@ def _write_spec(tmp_path, entries, stem="03_attention_pooling"):
     return evidence.load_specs(tmp_path)
 
 
+CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+---
+
+# Demo
+
+```{code-cell} ipython3
+x = 1.5
+```
+
+```{code-cell} ipython3
+assert x > 0
+```
+"""
+
+
+def _code(chapter: str = CHAPTER) -> str:
+    """The fingerprint a sweep of the demo entry records for this chapter text."""
+    from tools.cell_runner import code_cells
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "03_attention_pooling.md"
+        path.write_text(chapter)
+        cells = code_cells(str(path))
+    return evidence.code_fingerprint(cells, *evidence.cell_numbers(_entry(), cells))
+
+
 def _data(entry: dict, xs=(0.5, 1.5, 2.0), held=(True, True, True)) -> dict:
     runs = [{"seed": i + 1, "path": "native", "held": h, "values": {"x": x},
              "failures": [] if h else [{"cell": 2, "error": "AssertionError", "source": ""}],
              "wall": 0.1} for i, (x, h) in enumerate(zip(xs, held))]
     return {"id": entry["id"], "chapter": entry["chapter"], "spec": evidence.spec_hash(entry),
-            "stop_cell": 2, "stop_line": "assert x > 0", "skipped_cells": [], "seeds": [1, 2, 3],
+            "code": _code(), "stop_cell": 2, "stop_line": "assert x > 0", "skipped_cells": [],
+            "seeds": [1, 2, 3],
             "paths": ["native"], "command": f"python -m tools.evidence run {entry['id']}",
             "machine": {"date": "2026-11-29", "python": "3.11", "torch": "2", "numpy": "2",
                         "cpu": "cpu", "system": "Linux"},
@@ -84,7 +118,17 @@ def test_problems_catch_stale_data_forged_summaries_and_dead_links(tmp_path):
     chapters = tmp_path / "book"
     chapters.mkdir()
     (chapters / "03_x.md").write_text("held {ev}`ev-03-demo:held` ({ref}`see <ev-03-demo>`)\n")
+    assert any("no chapter 03_attention_pooling.md" in p
+               for p in evidence.problems(specs, good, chapters))
+    chapter = chapters / "03_attention_pooling.md"
+    chapter.write_text(CHAPTER)
     assert evidence.problems(specs, good, chapters) == []
+    # a comment or a line break leaves the sweep's code as it was; a changed number does not
+    chapter.write_text(CHAPTER.replace("x = 1.5", "x = (1.5)  # the input"))
+    assert evidence.problems(specs, good, chapters) == []
+    chapter.write_text(CHAPTER.replace("x = 1.5", "x = 2.5"))
+    assert any("code up to the cell changed" in p for p in evidence.problems(specs, good, chapters))
+    chapter.write_text(CHAPTER)
     stale = {k: {**v, "spec": "0" * 16} for k, v in good.items()}
     assert any("another spec" in p for p in evidence.problems(specs, stale, chapters))
     forged = copy.deepcopy(good)

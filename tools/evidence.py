@@ -33,6 +33,7 @@ typed from a sweep by hand; ``tests/test_evidence.py`` ties them to the data.
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import hashlib
 import json
@@ -150,6 +151,27 @@ def cell_numbers(entry: dict, cells: list[str]) -> tuple[int, list[int]]:
     return stop, skip
 
 
+def code_fingerprint(cells: list[str], stop: int, skip: list[int]) -> str:
+    """A fingerprint of the code a sweep runs (cells 1..stop less ``skip``), by syntax tree:
+    comments and layout may change without making the data stale, code may not."""
+    parts = []
+    for number, source in enumerate(cells[:stop], start=1):
+        if number not in skip:
+            try:
+                parts.append(ast.dump(ast.parse(source)))
+            except SyntaxError:
+                parts.append(source)
+    return hashlib.sha256("\n\f".join(parts).encode()).hexdigest()[:16]
+
+
+def current_code(entry: dict, book: Path = BOOK) -> str:
+    """The fingerprint of what the entry's sweep would run in the chapter as it is now."""
+    from tools.cell_runner import code_cells
+
+    cells = code_cells(str(book / f"{entry['chapter']}.md"))
+    return code_fingerprint(cells, *cell_numbers(entry, cells))
+
+
 def machine() -> dict[str, str]:
     """Date, versions and CPU of this machine, as the data records them."""
     import numpy
@@ -213,7 +235,8 @@ def run(entry: dict, seeds: list[int] | None = None, paths: list[str] | None = N
     stop_line = next(line.strip() for line in cells[stop - 1].splitlines()
                      if entry["cell"] in line or entry["cell"].strip() == line.strip())
     return {"id": entry["id"], "chapter": entry["chapter"], "spec": spec_hash(entry),
-            "stop_cell": stop, "stop_line": stop_line, "skipped_cells": skip,
+            "code": code_fingerprint(cells, stop, skip), "stop_cell": stop,
+            "stop_line": stop_line, "skipped_cells": skip,
             "seeds": seeds, "paths": paths, "machine": machine(),
             "command": f"python -m tools.evidence run {entry['id']}",
             "summary": summarize(runs, watch), "runs": runs}
@@ -360,6 +383,11 @@ def problems(specs: dict[str, dict] | None = None, data: dict[str, dict] | None 
             found.append(f"{entry_id}: no data file (python -m tools.evidence run {entry_id})")
         elif data[entry_id]["spec"] != spec_hash(entry):
             found.append(f"{entry_id}: the data was made by another spec; run it again")
+        elif not (book / f"{entry['chapter']}.md").is_file():
+            found.append(f"{entry_id}: no chapter {entry['chapter']}.md")
+        elif data[entry_id].get("code") != current_code(entry, book):
+            found.append(f"{entry_id}: the chapter's code up to the cell changed since the "
+                         f"sweep; run it again (python -m tools.evidence run {entry_id})")
         else:
             runs = data[entry_id]["runs"]
             if summarize(runs, entry.get("watch") or {}) != data[entry_id]["summary"]:
@@ -400,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
             for entry_id, entry in specs.items():
                 state = ("no data" if entry_id not in data else
                          "stale" if data[entry_id]["spec"] != spec_hash(entry) else
+                         "code changed" if data[entry_id].get("code") != current_code(entry) else
                          f"{data[entry_id]['summary']['held']}/"
                          f"{data[entry_id]['summary']['runs']} held")
                 print(f"{entry_id:40} {entry['chapter']:24} {state}")
