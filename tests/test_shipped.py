@@ -111,3 +111,32 @@ def test_the_shipped_model_loads_from_the_package():
     net, tok, meta = d2l.load_gpt()
     assert len(tok) == net.vocab_size and meta["val_bpc"] < meta["book_model"]["val_bpc"]
     assert sum(p.numel() for p in net.parameters()) == meta["training"]["num_params"]
+
+
+def test_the_playground_page_states_the_shipped_model():
+    """book/playground.md describes the model it runs in numbers: its configuration and
+    parameter count, its training time and the size of weights.bin are the shipped files'."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "book" / "playground.md").read_text(encoding="utf-8")
+    net, tok, meta = shipped.load_gpt()
+    cfg, run = meta["config"], meta["training"]
+    params = sum(p.numel() for p in net.parameters())  # the tied matrix counted once
+    assert params == meta["num_floats"] == run["num_params"]
+    minutes = round(run["seconds"] / 60)
+    mb = (root / "_static" / "gpt" / "weights.bin").stat().st_size / 1e6
+    n, h, b, c = cfg["num_hiddens"], cfg["num_heads"], cfg["num_blks"], cfg["max_len"]
+    assert run["threads"] == 1 and tok.unit == "jamo" and len(tok) == 1024
+    for phrase in (
+        f"(은닉 {n}, 헤드 {h}, 블록 {b}, 문맥 {c}토큰, 파라미터 {params:,}개)",
+        f"(한 스레드로 약 {minutes}분)",
+        f"(float32 가중치 {mb:.1f} MB)",
+        f"({n} hidden units, {h} heads, {b} blocks, a context of {c} tokens, "
+        f"{params:,} parameters)",
+        f"(about {minutes} minutes on one thread)",
+        f"(float32 weights, {mb:.1f} MB)",
+        "BPE over jamo with a vocabulary of 1024",
+        "자모 단위 BPE(어휘 1024)",
+    ):
+        assert phrase in page, phrase
