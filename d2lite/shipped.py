@@ -44,6 +44,15 @@ def corpus_sha256(paragraphs: list[str]) -> str:
     return hashlib.sha256("\n".join(paragraphs).encode("utf-8")).hexdigest()
 
 
+def paragraph_keys(paragraphs: list[str]) -> list[str]:
+    """A short fingerprint of each paragraph (the first 16 hex digits of its sha256): what
+    model.json keeps of its training text, so that a held-out paragraph can be checked against
+    it without shipping the text."""
+    if not isinstance(paragraphs, (list, tuple)) or not all(isinstance(p, str) for p in paragraphs):
+        raise TypeError(f"paragraphs must be a list of str, got {type(paragraphs).__name__}")
+    return [hashlib.sha256(p.encode("utf-8")).hexdigest()[:16] for p in paragraphs]
+
+
 def save_gpt(net: GPT, tok: BPETokenizer, directory: str | Path, **extra) -> Path:
     """Write net and tok to directory/model.json and directory/weights.bin; extra (JSON
     values) is recorded in model.json beside config, tokenizer and tensors. Returns the

@@ -147,6 +147,21 @@ def test_the_shipped_files_are_the_package_data(shipped):
     assert (STATIC / "weights.bin").stat().st_size == 4 * meta["num_floats"] < 3_000_000
 
 
+def test_the_held_out_paragraphs_were_not_trained_on(shipped):
+    """The corpus grows as the book does, so today's last 10% of paragraphs is not the split the
+    shipped model was trained with: none of them may be among its training paragraphs (their
+    fingerprints are in model.json), or the comparison below would flatter it."""
+    from d2lite.shipped import paragraph_keys
+    from tools import train_lm
+
+    _, _, meta = shipped
+    keys = meta["corpus"]["train_keys"]
+    assert len(keys) == len(set(keys)) == meta["corpus"]["train_paragraphs"]
+    _, _, val_p = train_lm.split()
+    seen = [p[:60] for p, key in zip(val_p, paragraph_keys(val_p)) if key in set(keys)]
+    assert not seen, f"held-out paragraphs the shipped model was trained on: {seen}"
+
+
 def test_the_shipped_model_beats_the_book_model(shipped):
     """On today's held-out paragraphs (the corpus grows as the book does), the shipped model's
     bits per character are clearly below those of chapter 10's model, retrained here with the

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 import d2lite as d2l
-from d2lite.shipped import bits_per_char, corpus_sha256, save_gpt
+from d2lite.shipped import bits_per_char, corpus_sha256, paragraph_keys, save_gpt
 from tools.core import ROOT
 
 CONFIG = {
@@ -224,6 +224,9 @@ def main(argv=None):
             "paragraphs": len(paragraphs),
             "train_paragraphs": len(train_p),
             "split": "first 90% of paragraphs train, last 10% validation",
+            # the training paragraphs' fingerprints: a later, longer corpus's held-out
+            # paragraphs must not be among them (tests/test_playground.py)
+            "train_keys": paragraph_keys(train_p),
         },
         "training": {
             "config": c,
