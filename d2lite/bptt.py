@@ -81,7 +81,7 @@ def truncation_multipliers(
         # regular truncation needs one
         tau = checks.check_scalar(tau, "tau", int, low=1)
         xi = torch.ones(shape)
-        xi[int(tau) :: int(tau)] = 0.0  # a new segment starts at entries tau, 2 tau, ...
+        xi[int(tau) :: int(tau)] = 0.0  # new segments start at entries tau, 2 tau, ...
         return xi
     # randomized needs one
     pi = checks.check_scalar(pi, "pi", float, low=0, high=1, low_open=True)
