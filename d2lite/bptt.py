@@ -58,8 +58,9 @@ def truncation_multipliers(
     """The factors xi_t of full, regular or randomized truncation, shape (num_steps,).
 
     With batch_size the shape is (num_steps, batch_size), one independent draw per
-    example. Entry t multiplies the gradient flowing from step t back into the state
-    before it: 'full' keeps every one (1); 'regular' cuts (0) at steps tau, 2 tau, ...;
+    example. Entry t (steps counted from 0, so the formula's xi_{t+1}) multiplies the
+    gradient flowing from step t back into the state before it: 'full' keeps every one
+    (1); 'regular' cuts (0) at entries tau, 2 tau, ..., segments of tau steps;
     'randomized' draws 1/pi with probability pi and 0 otherwise, so that E[xi_t] = 1.
     """
     num_steps = checks.check_scalar(num_steps, "num_steps", int, low=1)
@@ -80,7 +81,7 @@ def truncation_multipliers(
         # regular truncation needs one
         tau = checks.check_scalar(tau, "tau", int, low=1)
         xi = torch.ones(shape)
-        xi[int(tau) :: int(tau)] = 0.0  # a new segment starts at steps tau, 2 tau, ...
+        xi[int(tau) :: int(tau)] = 0.0  # new segments start at entries tau, 2 tau, ...
         return xi
     # randomized needs one
     pi = checks.check_scalar(pi, "pi", float, low=0, high=1, low_open=True)
