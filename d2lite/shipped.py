@@ -37,10 +37,14 @@ FORMAT = "d2lite-gpt-1"
 _TIED = "head.weight"
 
 
-def corpus_sha256(paragraphs: list[str]) -> str:
-    """The sha256 of the paragraphs joined by newlines (UTF-8), as model.json records it."""
+def _check_paragraphs(paragraphs: object) -> None:
     if not isinstance(paragraphs, (list, tuple)) or not all(isinstance(p, str) for p in paragraphs):
         raise TypeError(f"paragraphs must be a list of str, got {type(paragraphs).__name__}")
+
+
+def corpus_sha256(paragraphs: list[str]) -> str:
+    """The sha256 of the paragraphs joined by newlines (UTF-8), as model.json records it."""
+    _check_paragraphs(paragraphs)
     return hashlib.sha256("\n".join(paragraphs).encode("utf-8")).hexdigest()
 
 
@@ -48,8 +52,7 @@ def paragraph_keys(paragraphs: list[str]) -> list[str]:
     """A short fingerprint of each paragraph (the first 16 hex digits of its sha256): what
     model.json keeps of its training text, so that a held-out paragraph can be checked against
     it without shipping the text."""
-    if not isinstance(paragraphs, (list, tuple)) or not all(isinstance(p, str) for p in paragraphs):
-        raise TypeError(f"paragraphs must be a list of str, got {type(paragraphs).__name__}")
+    _check_paragraphs(paragraphs)
     return [hashlib.sha256(p.encode("utf-8")).hexdigest()[:16] for p in paragraphs]
 
 

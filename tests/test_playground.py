@@ -155,10 +155,10 @@ def test_the_held_out_paragraphs_were_not_trained_on(shipped):
     from tools import train_lm
 
     _, _, meta = shipped
-    keys = meta["corpus"]["train_keys"]
-    assert len(keys) == len(set(keys)) == meta["corpus"]["train_paragraphs"]
+    keys = set(meta["corpus"]["train_keys"])
+    assert len(keys) == len(meta["corpus"]["train_keys"]) == meta["corpus"]["train_paragraphs"]
     _, _, val_p = train_lm.split()
-    seen = [p[:60] for p, key in zip(val_p, paragraph_keys(val_p)) if key in set(keys)]
+    seen = [p[:60] for p, key in zip(val_p, paragraph_keys(val_p)) if key in keys]
     assert not seen, f"held-out paragraphs the shipped model was trained on: {seen}"
 
 
