@@ -48,7 +48,8 @@ def nadaraya_watson(
     y_train.
 
     x_train (m,), y_train (m,) or (m, v), x_query (n,) -> predictions (n,) or (n, v)
-    and attention weights (n, m) whose rows sum to one.
+    and attention weights (n, m) whose rows sum to one. Only gaussian_kernel itself
+    takes the underflow-safe softmax path; any other kernel is evaluated as given.
     """
     if x_train.dim() != 1 or x_query.dim() != 1:
         raise ValueError(

@@ -67,15 +67,19 @@ THEME_PANEL = (
 )
 
 
-def _harness(lang: str, theme: str = "light") -> str:
+def _harness(lang: str, theme: str = "light", head_scripts: bool = False) -> str:
+    """A page with one widget. head_scripts: the scripts are also in <head> under other URLs,
+    as on the website (Jupyter Book adds every script of _static to every page)."""
     dark = ' data-theme="dark" style="background:#121212;color:#ddd"' if theme == "dark" else ""
+    head = '<script src="gpt/gpt.js?v=1"></script><script src="gpt/playground.js?v=1"></script>'
     return (
         f'<!doctype html><html lang="{lang}" data-book-lang="{lang}"{dark}><head>'
         '<meta charset="utf-8"><meta name="viewport" content="width=device-width, '
         'initial-scale=1"><link rel="icon" href="data:,">'
         '<link rel="stylesheet" href="lang-switch.css">'
         '<link rel="stylesheet" href="gpt/playground.css"><title>playground</title>'
-        f'{THEME_PANEL if theme == "dark" else ""}</head><body style="margin:8px">'
+        f'{THEME_PANEL if theme == "dark" else ""}{head if head_scripts else ""}</head>'
+        '<body style="margin:8px">'
         '<div class="bd-content"><div class="cell_output"><div class="output text_html">'
         '<div class="gpt-playground"></div></div></div></div>'
         '<script src="gpt/gpt.js"></script><script src="gpt/playground.js"></script>'
@@ -96,6 +100,7 @@ def harness(tmp_path_factory):
     for lang in ("ko", "en"):
         (folder / f"{lang}.html").write_text(_harness(lang), encoding="utf-8")
     (folder / "dark.html").write_text(_harness("ko", "dark"), encoding="utf-8")
+    (folder / "twice.html").write_text(_harness("en", head_scripts=True), encoding="utf-8")
     with serve(folder) as url:
         yield url
 
@@ -116,6 +121,8 @@ def _offline_page(context, url: str, width: int = 1280):
     page.set_viewport_size({"width": width, "height": 900})
     page.errors = []
     page.blocked = blocked
+    page.requests = []  # every URL the page asked for
+    page.on("request", lambda r: page.requests.append(r.url))
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url, wait_until="load")
@@ -339,6 +346,9 @@ def _open(context, url, width=1280):
 
 def _check_widget(page, lang: str, width: int):
     root = page.locator(".gpt-playground")
+    # one widget, built once, with one copy of the model
+    assert root.locator(".gp-tokens").count() == root.count()
+    assert sum(u.split("?")[0].endswith("/model.json") for u in page.requests) == 1
     prompt_tokens = root.locator(".gp-token").count()
     assert prompt_tokens > 0
     root.locator("button.gp-step").click()
@@ -377,6 +387,18 @@ def _check_widget(page, lang: str, width: int):
     root.locator("button.gp-reset").click()
     assert root.locator(".gp-token.gp-new").count() == 0
     assert page.errors == [] and page.blocked == []
+
+
+def test_a_second_copy_of_the_scripts_builds_nothing(browser, harness):
+    """As on the website, where the head and the notebook output both name the scripts."""
+    ctx = browser.new_context()
+    try:
+        page = _open(ctx, f"{harness}/twice.html", 390)
+        scripts = [u for u in page.requests if "/gpt/playground.js" in u]
+        assert len(scripts) == 2, scripts
+        _check_widget(page, "en", 390)
+    finally:
+        ctx.close()
 
 
 @pytest.mark.parametrize("lang,width", [("ko", 1280), ("en", 1280), ("ko", 390), ("en", 390)])

@@ -8,6 +8,12 @@
  */
 (function () {
   "use strict";
+  // The website loads this script twice on a playground page: Jupyter Book adds every script
+  // under _static to each page, and the notebook output that holds the widget names it too.
+  // A second copy would build every widget again, with a second model of its own, and the
+  // first copy's model, if it arrived first, would mark a detached widget ready.
+  if (window.D2GPTPlayground) return;
+  window.D2GPTPlayground = [];
   var script = document.currentScript;
   var BASE = script ? script.src.replace(/[^/]*$/, "") : "_static/gpt/";
   var modelPromise = null;
@@ -377,8 +383,7 @@
   };
 
   function init() {
-    var roots = document.querySelectorAll(".gpt-playground");
-    window.D2GPTPlayground = [];
+    var roots = document.querySelectorAll(".gpt-playground:not(.gp-root)");
     for (var i = 0; i < roots.length; i++) window.D2GPTPlayground.push(new Playground(roots[i]));
   }
 
