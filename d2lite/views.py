@@ -37,7 +37,7 @@ _AXIS_NAMES = {1: [("헤드", "head")], 2: [("층", "layer"), ("헤드", "head")
 # The page-side half of a view lives in package files beside this module, so that tools read
 # it as CSS and JavaScript (tests/test_views.py runs `node --check` on the script):
 # views_assets/attention_view.css styles every view; views_assets/attention_view.js is the
-# behaviour, scoped to the views of one render (``data-av="__ID__"``, the placeholder replaced
+# behavior, scoped to the views of one render (``data-av="__ID__"``, the placeholder replaced
 # by each render's id): several views on a page and a re-rendered cell each get their own
 # state. ES5 only, no globals, nothing fetched. Both are package data (pyproject.toml).
 ASSETS = "views_assets"

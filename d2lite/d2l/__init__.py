@@ -7,7 +7,7 @@ attention chapter) runs with only the import line changed: ``from d2l import tor
 becomes ``from d2lite import d2l``. It is written from the published API (names, signatures,
 tensor layouts), not copied from d2l.
 
-Each name whose behaviour or layout differs from the book's own API carries a
+Each name whose behavior or layout differs from the book's own API carries a
 ``__d2l_diff__ = {"ko": ..., "en": ...}`` note, read from the package's ``notes.json`` (which also
 holds the book API's Korean notes and summaries); the appendix page ``d2l_compat`` lists them.
 
@@ -97,7 +97,7 @@ _NOTES = json.loads(resources.files(__name__).joinpath("notes.json").read_text(e
 #: that no such name lacks its Korean note.
 BOOK_DIFFS_KO: dict[str, str] = _NOTES["book_diff_ko"]
 
-# Each name of this package whose behaviour or layout differs from the book's own API carries
+# Each name of this package whose behavior or layout differs from the book's own API carries
 # its note as ``__d2l_diff__ = {"ko": ..., "en": ...}`` (a subclass such as GRU shares its base's).
 for _name, _note in _NOTES["d2l_diff"].items():
     if _name not in __all__:
