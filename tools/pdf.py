@@ -188,7 +188,15 @@ WRAP_CODE_JS = """() => {
     pre.dataset.wrapped = "1";
     const style = getComputedStyle(pre);
     ctx.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
-    const width = (t) => ctx.measureText(t).width;
+    // The canvas measures a tab as a narrow space, the page sets it to the next tab stop:
+    // a line with a tab is measured as laid out, by a hidden copy inside the block.
+    const probe = document.createElement("span");
+    probe.style.cssText = "position:absolute;visibility:hidden;white-space:pre";
+    const width = (t) => {
+      if (!t.includes("\\t")) return ctx.measureText(t).width;
+      probe.textContent = t;
+      return probe.getBoundingClientRect().width;
+    };
     const limit = pre.clientWidth - parseFloat(style.paddingLeft)
       - parseFloat(style.paddingRight) - 2;
     if (limit < width("M".repeat(20))) continue;
@@ -199,6 +207,7 @@ WRAP_CODE_JS = """() => {
       nodes.push([walker.currentNode, text.length]);
       text += walker.currentNode.textContent;
     }
+    pre.appendChild(probe);  // after the walk: its text is not the block's
     const breaks = [];  // [offset of the space, indent]
     let start = 0;
     for (const line of text.split("\\n")) {
@@ -223,6 +232,7 @@ WRAP_CODE_JS = """() => {
       }
       start += line.length + 1;
     }
+    probe.remove();
     for (const [offset, indent] of breaks.reverse()) {
       let k = nodes.length - 1;
       while (nodes[k][1] > offset || nodes[k][1] + nodes[k][0].textContent.length <= offset) k -= 1;
