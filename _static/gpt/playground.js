@@ -383,7 +383,7 @@
   };
 
   function init() {
-    var roots = document.querySelectorAll(".gpt-playground:not(.gp-root)");
+    var roots = document.querySelectorAll(".gpt-playground");
     for (var i = 0; i < roots.length; i++) window.D2GPTPlayground.push(new Playground(roots[i]));
   }
 
